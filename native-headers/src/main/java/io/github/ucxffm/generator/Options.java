@@ -1,0 +1,170 @@
+package io.github.ucxffm.generator;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Command-line options, spelled as jextract spells them so that an argument file reads the same for both tools.
+ * {@code @file} arguments are expanded: one option per line, {@code #} starts a comment.
+ */
+final class Options {
+
+    /** The kinds of symbol an argument file can include, with their option names. */
+    enum Kind {
+        FUNCTION("--include-function"),
+        CONSTANT("--include-constant"),
+        STRUCT("--include-struct"),
+        UNION("--include-union"),
+        TYPEDEF("--include-typedef"),
+        VAR("--include-var");
+
+        final String option;
+
+        Kind(String option) {
+            this.option = option;
+        }
+    }
+
+    static final String USAGE = """
+            usage: ucx-ffm-generator [options] HEADER
+              --output DIR                 where to write the Java sources (the package folders go below it)
+              -t, --target-package PKG     package of the generated classes
+              --header-class-name NAME     name of the class holding functions, constants and typedef layouts
+              -l, --library NAME           a library to look symbols up in, by name or path (repeatable)
+              --library-hook CLASS         class with static beforeLoad() and describe(), called before the
+                                           libraries load and in missing-symbol errors
+              -I DIR, -D NAME[=VALUE]      passed to clang
+              --include-function|-constant|-struct|-union|-typedef|-var NAME
+                                           what to generate (at least one; nothing else is generated)
+              --dump-includes FILE         write every symbol of the headers matched by --header-filter as an
+                                           argument file, and generate nothing
+              --header-filter TEXT         with --dump-includes: keep headers whose path contains TEXT
+              --libclang PATH              the libclang shared library (else UCXFFM_LIBCLANG, else the usual paths)
+              @FILE                        read more options from FILE
+            """;
+
+    Path output;
+    String targetPackage = "";
+    String headerClassName;
+    final List<String> libraries = new ArrayList<>();
+    String libraryHook;
+    final List<String> clangArgs = new ArrayList<>();
+    final Map<Kind, Set<String>> includes = new EnumMap<>(Kind.class);
+    Path dumpIncludes;
+    final List<String> headerFilters = new ArrayList<>();
+    Optional<Path> libclang = Optional.empty();
+    String header;
+
+    Options() {
+        for (Kind kind : Kind.values()) {
+            includes.put(kind, new LinkedHashSet<>());
+        }
+    }
+
+    static Options parse(List<String> rawArgs) {
+        List<String> args = expand(rawArgs, Path.of("."));
+        Options o = new Options();
+        for (int i = 0; i < args.size(); i++) {
+            String arg = args.get(i);
+            Kind kind = kindOf(arg);
+            if (kind != null) {
+                o.includes.get(kind).add(value(args, ++i, arg));
+                continue;
+            }
+            switch (arg) {
+                case "--output", "-o" -> o.output = Path.of(value(args, ++i, arg));
+                case "-t", "--target-package" -> o.targetPackage = value(args, ++i, arg);
+                case "--header-class-name" -> o.headerClassName = value(args, ++i, arg);
+                case "-l", "--library" -> o.libraries.add(value(args, ++i, arg));
+                case "--library-hook" -> o.libraryHook = value(args, ++i, arg);
+                case "-I" -> o.clangArgs.add("-I" + value(args, ++i, arg));
+                case "-D" -> o.clangArgs.add("-D" + value(args, ++i, arg));
+                case "--dump-includes" -> o.dumpIncludes = Path.of(value(args, ++i, arg));
+                case "--header-filter" -> o.headerFilters.add(value(args, ++i, arg));
+                case "--libclang" -> o.libclang = Optional.of(Path.of(value(args, ++i, arg)));
+                default -> {
+                    if (arg.startsWith("-I") || arg.startsWith("-D")) {
+                        o.clangArgs.add(arg);
+                    } else if (arg.startsWith("-")) {
+                        throw new GeneratorException("unknown option " + arg + "\n" + USAGE);
+                    } else if (o.header != null) {
+                        throw new GeneratorException("more than one header given: " + o.header + " and " + arg);
+                    } else {
+                        o.header = arg;
+                    }
+                }
+            }
+        }
+        if (o.header == null) {
+            throw new GeneratorException("no header given\n" + USAGE);
+        }
+        if (o.headerClassName == null) {
+            String base = Path.of(o.header).getFileName().toString().replaceAll("\\.h$", "");
+            o.headerClassName = base.replaceAll("[^A-Za-z0-9_]", "_") + "_h";
+        }
+        if (o.dumpIncludes == null) {
+            if (o.output == null) {
+                throw new GeneratorException("--output is required\n" + USAGE);
+            }
+            if (o.includes.values().stream().allMatch(Set::isEmpty)) {
+                throw new GeneratorException("nothing to generate: give --include-* options (see --dump-includes)");
+            }
+        }
+        return o;
+    }
+
+    private static Kind kindOf(String option) {
+        for (Kind kind : Kind.values()) {
+            if (kind.option.equals(option)) {
+                return kind;
+            }
+        }
+        return null;
+    }
+
+    private static String value(List<String> args, int i, String option) {
+        if (i >= args.size()) {
+            throw new GeneratorException(option + " needs a value");
+        }
+        return args.get(i);
+    }
+
+    private static List<String> expand(List<String> args, Path base) {
+        List<String> out = new ArrayList<>();
+        for (String arg : args) {
+            if (arg.startsWith("@")) {
+                Path file = base.resolve(arg.substring(1));
+                List<String> lines;
+                try {
+                    lines = Files.readAllLines(file);
+                } catch (IOException e) {
+                    throw new UncheckedIOException("cannot read argument file " + file, e);
+                }
+                List<String> words = new ArrayList<>();
+                for (String line : lines) {
+                    String trimmed = line.strip();
+                    if (trimmed.isEmpty() || trimmed.startsWith("#")) {
+                        continue;
+                    }
+                    for (String word : trimmed.split("\\s+")) {
+                        words.add(word);
+                    }
+                }
+                Path parent = file.toAbsolutePath().getParent();
+                out.addAll(expand(words, parent));
+            } else {
+                out.add(arg);
+            }
+        }
+        return out;
+    }
+}
