@@ -1,0 +1,114 @@
+package io.github.ucxffm.bindings;
+
+import io.github.ucxffm.bindings.support.UcxLibraryHook;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.File;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * UCX must not take HotSpot's signals: loading the bindings disables UCX's error-signal handlers in process.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class SignalSafetyTest {
+
+    private static final int SIGSEGV = 11;
+    private static final int SIGBUS = 7;
+
+    @Test
+    void shouldLeaveTheJvmsSegvAndBusHandlersInPlaceAfterUcxLoads() throws Throwable {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment context = UcpSmokeTest.init(arena, ucx_h.UCP_FEATURE_TAG());
+            MemorySegment worker = UcpSmokeTest.worker(arena, context);
+            try {
+                for (int signal : new int[] {SIGSEGV, SIGBUS}) {
+                    String owner = handlerLibrary(arena, signal);
+                    assertTrue(owner.contains("libjvm"), "signal " + signal + " is handled by " + owner);
+                }
+            } finally {
+                ucp_cleanup(context, worker);
+            }
+        }
+    }
+
+    private static void ucp_cleanup(MemorySegment context, MemorySegment worker) {
+        ucx_h.ucp_worker_destroy(worker);
+        ucx_h.ucp_cleanup(context);
+    }
+
+    /** The shared object that holds the current handler of {@code signal}, from sigaction and dladdr. */
+    private static String handlerLibrary(Arena arena, int signal) throws Throwable {
+        Linker linker = Linker.nativeLinker();
+        MethodHandle sigaction = linker.downcallHandle(linker.defaultLookup().find("sigaction").orElseThrow(),
+                FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, ADDRESS));
+        MethodHandle dladdr = linker.downcallHandle(linker.defaultLookup().find("dladdr").orElseThrow(),
+                FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS));
+        MemorySegment old = arena.allocate(152, 8); // struct sigaction on x86-64 glibc; the handler comes first
+        assertEquals(0, (int) sigaction.invokeExact(signal, MemorySegment.NULL, old));
+        MemorySegment handler = old.get(ADDRESS, 0);
+        assertNotEquals(0L, handler.address(), "no handler for signal " + signal);
+        MemorySegment info = arena.allocate(32, 8); // Dl_info: dli_fname first
+        int found = (int) dladdr.invokeExact(handler, info);
+        assertNotEquals(0, found, "dladdr knows no library for the handler of signal " + signal);
+        return info.get(ADDRESS, 0).reinterpret(4096).getString(0);
+    }
+
+    @Test
+    void shouldStillTurnNullDereferencesIntoNullPointerExceptions() throws Exception {
+        Run run = probe(List.of());
+        assertEquals(0, run.exit, run.output);
+        assertTrue(run.output.contains("caught 30 NullPointerExceptions"), run.output);
+    }
+
+    /**
+     * The control: with UCX's handlers kept, the same probe dies. This proves the probe above detects the fault
+     * it guards against, rather than passing whatever the hook does.
+     */
+    @Test
+    void shouldCrashTheProbeWhenUcxKeepsItsSignalHandlers() throws Exception {
+        Run run = probe(List.of("-D" + UcxLibraryHook.KEEP_SIGNALS_PROPERTY + "=true"));
+        assertNotEquals(0, run.exit, run.output);
+        assertTrue(run.output.contains("Caught signal 11"), run.output);
+    }
+
+    private record Run(int exit, String output) {
+    }
+
+    private static Run probe(List<String> jvmArgs) throws Exception {
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        String classpath = String.join(File.pathSeparator,
+                Path.of(NullCheckProbe.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString(),
+                Path.of(ucx_h.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString());
+        List<String> command = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED",
+                "-XX:-CreateCoredumpOnCrash", "-XX:ErrorFile=/dev/null"));
+        command.addAll(jvmArgs);
+        command.addAll(List.of("-cp", classpath, NullCheckProbe.class.getName()));
+        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+        pb.environment().remove("UCX_ERROR_SIGNALS");
+        Process p = pb.start();
+        try {
+            String out = new String(p.getInputStream().readAllBytes());
+            if (!p.waitFor(60, TimeUnit.SECONDS)) {
+                throw new AssertionError("probe did not finish");
+            }
+            return new Run(p.exitValue(), out);
+        } finally {
+            p.destroyForcibly();
+        }
+    }
+}
