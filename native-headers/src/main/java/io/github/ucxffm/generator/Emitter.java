@@ -23,6 +23,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
@@ -146,7 +147,7 @@ final class Emitter {
         for (Record r : unit.records) {
             if (selectedRecords.contains(r)) {
                 for (Field f : r.fields) {
-                    requireByValue(f.type(), r.cSpelling + "." + f.name());
+                    requireByValueField(f, r.cSpelling + "." + f.name());
                 }
                 files.put(r.javaName + ".java", fileOf(recordClass(r, false)));
             }
@@ -201,7 +202,7 @@ final class Emitter {
                 Record r = rr.record();
                 if (r.enclosing != null && r.anonymous()) {
                     for (Field f : r.fields) {
-                        requireByValue(f.type(), user);
+                        requireByValueField(f, user);
                     }
                 } else if (!selectedRecords.contains(r)) {
                     String option = r.anonymous() ? "--include-typedef " + r.javaName
@@ -220,6 +221,14 @@ final class Emitter {
             }
             default -> {
             }
+        }
+    }
+
+    /** As {@link #requireByValue}; a function-pointer field also gets a class whose signature uses its records. */
+    private void requireByValueField(Field f, String user) {
+        requireByValue(f.type(), user);
+        if (!f.bitField() && f.type() instanceof Pointer(FunctionType fp) && unsupported(fp, new HashSet<>()) == null) {
+            requireByValue(fp, user);
         }
     }
 
@@ -377,7 +386,8 @@ final class Emitter {
     // ---- C text for Javadoc ---------------------------------------------------------------------------------------
 
     /** Declares {@code name} with the C type spelled {@code spelling} (arrays and function pointers wrap the name). */
-    static String declare(String spelling, String name) {
+    static String declare(String rawSpelling, String name) {
+        String spelling = cleanSpelling(rawSpelling);
         if (spelling.contains("(*)")) {
             return spelling.replaceFirst("\\(\\*\\)", "(*" + name + ")");
         }
@@ -388,17 +398,32 @@ final class Emitter {
         return spelling + " " + name;
     }
 
+    private static final java.util.regex.Pattern UNNAMED = java.util.regex.Pattern.compile(
+            "\\(unnamed (struct|union|enum) at ([^:)]+):(\\d+):(\\d+)\\)");
+
+    /** clang spells anonymous types with the absolute header path; keep the output the same on every machine. */
+    static String cleanSpelling(String spelling) {
+        java.util.regex.Matcher m = UNNAMED.matcher(spelling);
+        StringBuilder sb = new StringBuilder();
+        while (m.find()) {
+            m.appendReplacement(sb, java.util.regex.Matcher.quoteReplacement("(unnamed " + m.group(1) + " at "
+                    + shortPath(m.group(2)) + ":" + m.group(3) + ":" + m.group(4) + ")"));
+        }
+        m.appendTail(sb);
+        return sb.toString();
+    }
+
     static String prototype(String name, FunctionType f) {
         List<String> ps = new ArrayList<>();
         for (int i = 0; i < f.params().size(); i++) {
             String n = i < f.paramNames().size() ? f.paramNames().get(i) : "";
-            ps.add(n.isEmpty() ? f.paramSpellings().get(i) : declare(f.paramSpellings().get(i), n));
+            ps.add(n.isEmpty() ? cleanSpelling(f.paramSpellings().get(i)) : declare(f.paramSpellings().get(i), n));
         }
         if (f.variadic()) {
             ps.add("...");
         }
         String params = ps.isEmpty() ? (f.noPrototype() ? "" : "void") : String.join(", ", ps);
-        return declare(f.resultSpelling(), name + "(" + params + ")").replace(" *" + name, " *" + name);
+        return declare(f.resultSpelling(), name + "(" + params + ")");
     }
 
     private static String snippet(String indent, String c) {
@@ -1055,6 +1080,9 @@ final class Emitter {
             if (f.anonymousMember()) {
                 sb.append(indent).append("    ")
                         .append(cDeclaration(((RecordRef) f.type()).record(), indent + "    ")).append(";\n");
+            } else if (f.type() instanceof RecordRef(Record m) && m.anonymous()) {
+                sb.append(indent).append("    ").append(cDeclaration(m, indent + "    ")).append(' ')
+                        .append(f.name()).append(";\n");
             } else {
                 sb.append(indent).append("    ").append(declare(f.cSpelling(), f.name())).append(";\n");
             }
@@ -1065,8 +1093,8 @@ final class Emitter {
 
     /** Class text for a record; nested for anonymous records named by a field. */
     private String recordClass(Record r, boolean nested) {
-        String name = nested ? r.javaName : r.javaName;
-        String in = nested ? "    " : "";
+        String name = r.javaName;
+        String in = ""; // a nested class is indented by collectNested, one level per enclosing class
         String mod = nested ? "public static class " : "public class ";
         String cDecl = r.anonymous() && !nested ? "typedef " + cDeclaration(r, "") + " " + r.javaName
                 : cDeclaration(r, "");
@@ -1108,15 +1136,25 @@ final class Emitter {
                 collectNested(((RecordRef) f.type()).record(), out, done);
             } else if (f.type() instanceof RecordRef(Record m) && m.anonymous()) {
                 if (done.add(m)) { // struct { ... } a, b; declares one type for two fields
-                    out.add(indentBlock(recordClass(m, true), "    ").substring(4));
+                    out.add(indentBlock(recordClass(m, true), "    "));
                 }
             } else if (f.type() instanceof Pointer(FunctionType fp) && supported(fp, "field " + f.name())) {
                 out.add(indentBlock(functionPointerClass(javaName(f.name()), fp, "    ",
                         declare(f.cSpelling(), f.name())), ""));
-            } else if (f.type() instanceof Array(RecordRef(Record m), long ignored) && m.anonymous() && done.add(m)) {
-                out.add(indentBlock(recordClass(m, true), "    ").substring(4));
+            } else if (f.type() instanceof Array a && arrayElement(a) instanceof RecordRef(Record m) && m.anonymous()
+                    && done.add(m)) {
+                out.add(indentBlock(recordClass(m, true), "    "));
             }
         }
+    }
+
+    /** The element type of a possibly multi-dimensional array. */
+    private static CType arrayElement(Array a) {
+        CType e = a;
+        while (e instanceof Array(CType inner, long ignored)) {
+            e = inner;
+        }
+        return e;
     }
 
     private static String indentBlock(String text, String indent) {
@@ -1398,7 +1436,9 @@ final class Emitter {
         }
         List<Map.Entry<String, List<String>>> groups = new ArrayList<>(byFile.entrySet());
         // Grouped by subsystem in the order a reader needs them: the protocol layer, transports, then services.
-        groups.sort((a, b) -> Integer.compare(subsystemRank(a.getKey()), subsystemRank(b.getKey())));
+        // Groups of one subsystem stay together, each under one heading.
+        groups.sort(Comparator.comparingInt((Map.Entry<String, List<String>> e) -> subsystemRank(e.getKey()))
+                .thenComparing(e -> subsystemOf(e.getKey())));
         StringBuilder sb = new StringBuilder();
         String subsystem = "";
         for (Map.Entry<String, List<String>> e : groups) {

@@ -183,6 +183,7 @@ final class LibClang implements AutoCloseable {
 
     LibClang(Optional<Path> explicitPath) {
         this.libraryPath = locate(explicitPath);
+        disableCrashRecovery();
         this.lookup = SymbolLookup.libraryLookup(libraryPath, Arena.global());
         AddressLayout p = ADDRESS;
         createIndex = fn("clang_createIndex", FunctionDescriptor.of(p, JAVA_INT, JAVA_INT));
@@ -259,6 +260,27 @@ final class LibClang implements AutoCloseable {
             visitorUpcall = visit.bindTo(this);
         } catch (ReflectiveOperationException e) {
             throw new AssertionError(e);
+        }
+    }
+
+    /**
+     * clang_createIndex turns on libclang's crash recovery unless LIBCLANG_DISABLE_CRASH_RECOVERY is set. Its
+     * SIGSEGV handler stays installed after the call and re-raises every SIGSEGV that happens outside libclang as a
+     * fatal one, but the JVM takes SIGSEGV on purpose (implicit null checks, safepoint polls): the JVM would die at
+     * a random later point. So the variable is set before the first index exists.
+     */
+    private static void disableCrashRecovery() {
+        MemorySegment setenv = LINKER.defaultLookup().find("setenv").orElseThrow(
+                () -> new GeneratorException("the C library has no setenv"));
+        MethodHandle handle = LINKER.downcallHandle(setenv, FunctionDescriptor.of(JAVA_INT, ADDRESS, ADDRESS, JAVA_INT));
+        try (Arena scratch = Arena.ofConfined()) {
+            int rc = (int) handle.invokeExact(scratch.allocateFrom("LIBCLANG_DISABLE_CRASH_RECOVERY"),
+                    scratch.allocateFrom("1"), 1);
+            if (rc != 0) {
+                throw new GeneratorException("setenv(LIBCLANG_DISABLE_CRASH_RECOVERY) failed");
+            }
+        } catch (Throwable t) {
+            throw rethrow(t);
         }
     }
 

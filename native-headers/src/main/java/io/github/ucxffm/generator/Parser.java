@@ -226,7 +226,11 @@ final class Parser {
         String name = clang.spelling(cursor);
         MemorySegment fieldType = clang.type(cursor);
         CType type = withParamNames(convert(fieldType), cursor);
-        if (type instanceof RecordRef(Record nested) && nested.anonymous() && nested.javaName == null) {
+        CType element = type;
+        while (element instanceof Array(CType inner, long ignored)) {
+            element = inner; // struct { ... } a[2][3]; names its anonymous type too
+        }
+        if (element instanceof RecordRef(Record nested) && nested.anonymous() && nested.javaName == null) {
             nested.javaName = name;
             nested.enclosing = record;
         }

@@ -16,12 +16,20 @@ import static java.lang.foreign.ValueLayout.*;
  *     uint32_t op_attr_mask;
  *     uint32_t flags;
  *     void * request;
- *     union (unnamed union at /usr/include/ucp/api/ucp.h:1673:5) cb;
+ *     union {
+ *         ucp_send_nbx_callback_t send;
+ *         ucp_tag_recv_nbx_callback_t recv;
+ *         ucp_stream_recv_nbx_callback_t recv_stream;
+ *         ucp_am_recv_data_nbx_callback_t recv_am;
+ *     } cb;
  *     ucp_datatype_t datatype;
  *     void * user_data;
  *     void * reply_buffer;
  *     ucs_memory_type_t memory_type;
- *     union (unnamed union at /usr/include/ucp/api/ucp.h:1713:5) recv_info;
+ *     union {
+ *         size_t * length;
+ *         ucp_tag_recv_info_t * tag_info;
+ *     } recv_info;
  *     ucp_mem_h memh;
  * } ucp_request_param_t
  * }
@@ -190,7 +198,7 @@ public class ucp_request_param_t {
     /**
      * Layout for field:
      * {@snippet lang=c :
-     * union (unnamed union at /usr/include/ucp/api/ucp.h:1673:5) cb
+     * union (unnamed union at ucp/api/ucp.h:1673:5) cb
      * }
      */
     public static final GroupLayout cb$layout() {
@@ -202,7 +210,7 @@ public class ucp_request_param_t {
     /**
      * Offset for field:
      * {@snippet lang=c :
-     * union (unnamed union at /usr/include/ucp/api/ucp.h:1673:5) cb
+     * union (unnamed union at ucp/api/ucp.h:1673:5) cb
      * }
      */
     public static final long cb$offset() {
@@ -212,7 +220,7 @@ public class ucp_request_param_t {
     /**
      * Getter for field:
      * {@snippet lang=c :
-     * union (unnamed union at /usr/include/ucp/api/ucp.h:1673:5) cb
+     * union (unnamed union at ucp/api/ucp.h:1673:5) cb
      * }
      */
     public static MemorySegment cb(MemorySegment struct) {
@@ -222,7 +230,7 @@ public class ucp_request_param_t {
     /**
      * Setter for field:
      * {@snippet lang=c :
-     * union (unnamed union at /usr/include/ucp/api/ucp.h:1673:5) cb
+     * union (unnamed union at ucp/api/ucp.h:1673:5) cb
      * }
      */
     public static void cb(MemorySegment struct, MemorySegment fieldValue) {
@@ -410,7 +418,7 @@ public class ucp_request_param_t {
     /**
      * Layout for field:
      * {@snippet lang=c :
-     * union (unnamed union at /usr/include/ucp/api/ucp.h:1713:5) recv_info
+     * union (unnamed union at ucp/api/ucp.h:1713:5) recv_info
      * }
      */
     public static final GroupLayout recv_info$layout() {
@@ -422,7 +430,7 @@ public class ucp_request_param_t {
     /**
      * Offset for field:
      * {@snippet lang=c :
-     * union (unnamed union at /usr/include/ucp/api/ucp.h:1713:5) recv_info
+     * union (unnamed union at ucp/api/ucp.h:1713:5) recv_info
      * }
      */
     public static final long recv_info$offset() {
@@ -432,7 +440,7 @@ public class ucp_request_param_t {
     /**
      * Getter for field:
      * {@snippet lang=c :
-     * union (unnamed union at /usr/include/ucp/api/ucp.h:1713:5) recv_info
+     * union (unnamed union at ucp/api/ucp.h:1713:5) recv_info
      * }
      */
     public static MemorySegment recv_info(MemorySegment struct) {
@@ -442,7 +450,7 @@ public class ucp_request_param_t {
     /**
      * Setter for field:
      * {@snippet lang=c :
-     * union (unnamed union at /usr/include/ucp/api/ucp.h:1713:5) recv_info
+     * union (unnamed union at ucp/api/ucp.h:1713:5) recv_info
      * }
      */
     public static void recv_info(MemorySegment struct, MemorySegment fieldValue) {
@@ -494,418 +502,418 @@ public class ucp_request_param_t {
     }
 
     /**
+     * {@snippet lang=c :
+     * union {
+     *     ucp_send_nbx_callback_t send;
+     *     ucp_tag_recv_nbx_callback_t recv;
+     *     ucp_stream_recv_nbx_callback_t recv_stream;
+     *     ucp_am_recv_data_nbx_callback_t recv_am;
+     * }
+     * }
+     */
+    public static class cb {
+
+        cb() {
+            // Should not be called directly
+        }
+
+        private static final GroupLayout $LAYOUT = MemoryLayout.unionLayout(
+            ucx_h.C_POINTER.withName("send"),
+            ucx_h.C_POINTER.withName("recv"),
+            ucx_h.C_POINTER.withName("recv_stream"),
+            ucx_h.C_POINTER.withName("recv_am")
+        ).withName("cb");
+
+        /**
+         * The layout of this union
+         */
+        public static final GroupLayout layout() {
+            return $LAYOUT;
+        }
+
+        private static final AddressLayout send$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("send"));
+
+        /**
+         * Layout for field:
          * {@snippet lang=c :
-         * union {
-         *     ucp_send_nbx_callback_t send;
-         *     ucp_tag_recv_nbx_callback_t recv;
-         *     ucp_stream_recv_nbx_callback_t recv_stream;
-         *     ucp_am_recv_data_nbx_callback_t recv_am;
-         * }
+         * ucp_send_nbx_callback_t send
          * }
          */
-        public static class cb {
-
-            cb() {
-                // Should not be called directly
-            }
-
-            private static final GroupLayout $LAYOUT = MemoryLayout.unionLayout(
-                ucx_h.C_POINTER.withName("send"),
-                ucx_h.C_POINTER.withName("recv"),
-                ucx_h.C_POINTER.withName("recv_stream"),
-                ucx_h.C_POINTER.withName("recv_am")
-            ).withName("cb");
-
-            /**
-             * The layout of this union
-             */
-            public static final GroupLayout layout() {
-                return $LAYOUT;
-            }
-
-            private static final AddressLayout send$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("send"));
-
-            /**
-             * Layout for field:
-             * {@snippet lang=c :
-             * ucp_send_nbx_callback_t send
-             * }
-             */
-            public static final AddressLayout send$layout() {
-                return send$LAYOUT;
-            }
-
-            private static final long send$OFFSET = 0;
-
-            /**
-             * Offset for field:
-             * {@snippet lang=c :
-             * ucp_send_nbx_callback_t send
-             * }
-             */
-            public static final long send$offset() {
-                return send$OFFSET;
-            }
-
-            /**
-             * Getter for field:
-             * {@snippet lang=c :
-             * ucp_send_nbx_callback_t send
-             * }
-             */
-            public static MemorySegment send(MemorySegment struct) {
-                return struct.get(send$LAYOUT, send$OFFSET);
-            }
-
-            /**
-             * Setter for field:
-             * {@snippet lang=c :
-             * ucp_send_nbx_callback_t send
-             * }
-             */
-            public static void send(MemorySegment struct, MemorySegment fieldValue) {
-                struct.set(send$LAYOUT, send$OFFSET, fieldValue);
-            }
-
-            private static final AddressLayout recv$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("recv"));
-
-            /**
-             * Layout for field:
-             * {@snippet lang=c :
-             * ucp_tag_recv_nbx_callback_t recv
-             * }
-             */
-            public static final AddressLayout recv$layout() {
-                return recv$LAYOUT;
-            }
-
-            private static final long recv$OFFSET = 0;
-
-            /**
-             * Offset for field:
-             * {@snippet lang=c :
-             * ucp_tag_recv_nbx_callback_t recv
-             * }
-             */
-            public static final long recv$offset() {
-                return recv$OFFSET;
-            }
-
-            /**
-             * Getter for field:
-             * {@snippet lang=c :
-             * ucp_tag_recv_nbx_callback_t recv
-             * }
-             */
-            public static MemorySegment recv(MemorySegment struct) {
-                return struct.get(recv$LAYOUT, recv$OFFSET);
-            }
-
-            /**
-             * Setter for field:
-             * {@snippet lang=c :
-             * ucp_tag_recv_nbx_callback_t recv
-             * }
-             */
-            public static void recv(MemorySegment struct, MemorySegment fieldValue) {
-                struct.set(recv$LAYOUT, recv$OFFSET, fieldValue);
-            }
-
-            private static final AddressLayout recv_stream$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("recv_stream"));
-
-            /**
-             * Layout for field:
-             * {@snippet lang=c :
-             * ucp_stream_recv_nbx_callback_t recv_stream
-             * }
-             */
-            public static final AddressLayout recv_stream$layout() {
-                return recv_stream$LAYOUT;
-            }
-
-            private static final long recv_stream$OFFSET = 0;
-
-            /**
-             * Offset for field:
-             * {@snippet lang=c :
-             * ucp_stream_recv_nbx_callback_t recv_stream
-             * }
-             */
-            public static final long recv_stream$offset() {
-                return recv_stream$OFFSET;
-            }
-
-            /**
-             * Getter for field:
-             * {@snippet lang=c :
-             * ucp_stream_recv_nbx_callback_t recv_stream
-             * }
-             */
-            public static MemorySegment recv_stream(MemorySegment struct) {
-                return struct.get(recv_stream$LAYOUT, recv_stream$OFFSET);
-            }
-
-            /**
-             * Setter for field:
-             * {@snippet lang=c :
-             * ucp_stream_recv_nbx_callback_t recv_stream
-             * }
-             */
-            public static void recv_stream(MemorySegment struct, MemorySegment fieldValue) {
-                struct.set(recv_stream$LAYOUT, recv_stream$OFFSET, fieldValue);
-            }
-
-            private static final AddressLayout recv_am$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("recv_am"));
-
-            /**
-             * Layout for field:
-             * {@snippet lang=c :
-             * ucp_am_recv_data_nbx_callback_t recv_am
-             * }
-             */
-            public static final AddressLayout recv_am$layout() {
-                return recv_am$LAYOUT;
-            }
-
-            private static final long recv_am$OFFSET = 0;
-
-            /**
-             * Offset for field:
-             * {@snippet lang=c :
-             * ucp_am_recv_data_nbx_callback_t recv_am
-             * }
-             */
-            public static final long recv_am$offset() {
-                return recv_am$OFFSET;
-            }
-
-            /**
-             * Getter for field:
-             * {@snippet lang=c :
-             * ucp_am_recv_data_nbx_callback_t recv_am
-             * }
-             */
-            public static MemorySegment recv_am(MemorySegment struct) {
-                return struct.get(recv_am$LAYOUT, recv_am$OFFSET);
-            }
-
-            /**
-             * Setter for field:
-             * {@snippet lang=c :
-             * ucp_am_recv_data_nbx_callback_t recv_am
-             * }
-             */
-            public static void recv_am(MemorySegment struct, MemorySegment fieldValue) {
-                struct.set(recv_am$LAYOUT, recv_am$OFFSET, fieldValue);
-            }
-
-            /**
-             * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.
-             * The returned segment has address {@code arrayParam.address() + index * layout().byteSize()}
-             */
-            public static MemorySegment asSlice(MemorySegment array, long index) {
-                return array.asSlice(layout().byteSize() * index);
-            }
-
-            /**
-             * The size (in bytes) of this union
-             */
-            public static long sizeof() {
-                return layout().byteSize();
-            }
-
-            /**
-             * Allocate a segment of size {@code layout().byteSize()} using {@code allocator}
-             */
-            public static MemorySegment allocate(SegmentAllocator allocator) {
-                return allocator.allocate(layout());
-            }
-
-            /**
-             * Allocate an array of size {@code elementCount} using {@code allocator}.
-             * The returned segment has size {@code elementCount * layout().byteSize()}.
-             */
-            public static MemorySegment allocateArray(long elementCount, SegmentAllocator allocator) {
-                return allocator.allocate(MemoryLayout.sequenceLayout(elementCount, layout()));
-            }
-
-            /**
-             * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
-             * The returned segment has size {@code layout().byteSize()}
-             */
-            public static MemorySegment reinterpret(MemorySegment addr, Arena arena, Consumer<MemorySegment> cleanup) {
-                return reinterpret(addr, 1, arena, cleanup);
-            }
-
-            /**
-             * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
-             * The returned segment has size {@code elementCount * layout().byteSize()}
-             */
-            public static MemorySegment reinterpret(MemorySegment addr, long elementCount, Arena arena, Consumer<MemorySegment> cleanup) {
-                return addr.reinterpret(layout().byteSize() * elementCount, arena, cleanup);
-            }
+        public static final AddressLayout send$layout() {
+            return send$LAYOUT;
         }
+
+        private static final long send$OFFSET = 0;
+
+        /**
+         * Offset for field:
+         * {@snippet lang=c :
+         * ucp_send_nbx_callback_t send
+         * }
+         */
+        public static final long send$offset() {
+            return send$OFFSET;
+        }
+
+        /**
+         * Getter for field:
+         * {@snippet lang=c :
+         * ucp_send_nbx_callback_t send
+         * }
+         */
+        public static MemorySegment send(MemorySegment struct) {
+            return struct.get(send$LAYOUT, send$OFFSET);
+        }
+
+        /**
+         * Setter for field:
+         * {@snippet lang=c :
+         * ucp_send_nbx_callback_t send
+         * }
+         */
+        public static void send(MemorySegment struct, MemorySegment fieldValue) {
+            struct.set(send$LAYOUT, send$OFFSET, fieldValue);
+        }
+
+        private static final AddressLayout recv$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("recv"));
+
+        /**
+         * Layout for field:
+         * {@snippet lang=c :
+         * ucp_tag_recv_nbx_callback_t recv
+         * }
+         */
+        public static final AddressLayout recv$layout() {
+            return recv$LAYOUT;
+        }
+
+        private static final long recv$OFFSET = 0;
+
+        /**
+         * Offset for field:
+         * {@snippet lang=c :
+         * ucp_tag_recv_nbx_callback_t recv
+         * }
+         */
+        public static final long recv$offset() {
+            return recv$OFFSET;
+        }
+
+        /**
+         * Getter for field:
+         * {@snippet lang=c :
+         * ucp_tag_recv_nbx_callback_t recv
+         * }
+         */
+        public static MemorySegment recv(MemorySegment struct) {
+            return struct.get(recv$LAYOUT, recv$OFFSET);
+        }
+
+        /**
+         * Setter for field:
+         * {@snippet lang=c :
+         * ucp_tag_recv_nbx_callback_t recv
+         * }
+         */
+        public static void recv(MemorySegment struct, MemorySegment fieldValue) {
+            struct.set(recv$LAYOUT, recv$OFFSET, fieldValue);
+        }
+
+        private static final AddressLayout recv_stream$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("recv_stream"));
+
+        /**
+         * Layout for field:
+         * {@snippet lang=c :
+         * ucp_stream_recv_nbx_callback_t recv_stream
+         * }
+         */
+        public static final AddressLayout recv_stream$layout() {
+            return recv_stream$LAYOUT;
+        }
+
+        private static final long recv_stream$OFFSET = 0;
+
+        /**
+         * Offset for field:
+         * {@snippet lang=c :
+         * ucp_stream_recv_nbx_callback_t recv_stream
+         * }
+         */
+        public static final long recv_stream$offset() {
+            return recv_stream$OFFSET;
+        }
+
+        /**
+         * Getter for field:
+         * {@snippet lang=c :
+         * ucp_stream_recv_nbx_callback_t recv_stream
+         * }
+         */
+        public static MemorySegment recv_stream(MemorySegment struct) {
+            return struct.get(recv_stream$LAYOUT, recv_stream$OFFSET);
+        }
+
+        /**
+         * Setter for field:
+         * {@snippet lang=c :
+         * ucp_stream_recv_nbx_callback_t recv_stream
+         * }
+         */
+        public static void recv_stream(MemorySegment struct, MemorySegment fieldValue) {
+            struct.set(recv_stream$LAYOUT, recv_stream$OFFSET, fieldValue);
+        }
+
+        private static final AddressLayout recv_am$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("recv_am"));
+
+        /**
+         * Layout for field:
+         * {@snippet lang=c :
+         * ucp_am_recv_data_nbx_callback_t recv_am
+         * }
+         */
+        public static final AddressLayout recv_am$layout() {
+            return recv_am$LAYOUT;
+        }
+
+        private static final long recv_am$OFFSET = 0;
+
+        /**
+         * Offset for field:
+         * {@snippet lang=c :
+         * ucp_am_recv_data_nbx_callback_t recv_am
+         * }
+         */
+        public static final long recv_am$offset() {
+            return recv_am$OFFSET;
+        }
+
+        /**
+         * Getter for field:
+         * {@snippet lang=c :
+         * ucp_am_recv_data_nbx_callback_t recv_am
+         * }
+         */
+        public static MemorySegment recv_am(MemorySegment struct) {
+            return struct.get(recv_am$LAYOUT, recv_am$OFFSET);
+        }
+
+        /**
+         * Setter for field:
+         * {@snippet lang=c :
+         * ucp_am_recv_data_nbx_callback_t recv_am
+         * }
+         */
+        public static void recv_am(MemorySegment struct, MemorySegment fieldValue) {
+            struct.set(recv_am$LAYOUT, recv_am$OFFSET, fieldValue);
+        }
+
+        /**
+         * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.
+         * The returned segment has address {@code arrayParam.address() + index * layout().byteSize()}
+         */
+        public static MemorySegment asSlice(MemorySegment array, long index) {
+            return array.asSlice(layout().byteSize() * index);
+        }
+
+        /**
+         * The size (in bytes) of this union
+         */
+        public static long sizeof() {
+            return layout().byteSize();
+        }
+
+        /**
+         * Allocate a segment of size {@code layout().byteSize()} using {@code allocator}
+         */
+        public static MemorySegment allocate(SegmentAllocator allocator) {
+            return allocator.allocate(layout());
+        }
+
+        /**
+         * Allocate an array of size {@code elementCount} using {@code allocator}.
+         * The returned segment has size {@code elementCount * layout().byteSize()}.
+         */
+        public static MemorySegment allocateArray(long elementCount, SegmentAllocator allocator) {
+            return allocator.allocate(MemoryLayout.sequenceLayout(elementCount, layout()));
+        }
+
+        /**
+         * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
+         * The returned segment has size {@code layout().byteSize()}
+         */
+        public static MemorySegment reinterpret(MemorySegment addr, Arena arena, Consumer<MemorySegment> cleanup) {
+            return reinterpret(addr, 1, arena, cleanup);
+        }
+
+        /**
+         * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
+         * The returned segment has size {@code elementCount * layout().byteSize()}
+         */
+        public static MemorySegment reinterpret(MemorySegment addr, long elementCount, Arena arena, Consumer<MemorySegment> cleanup) {
+            return addr.reinterpret(layout().byteSize() * elementCount, arena, cleanup);
+        }
+    }
 
     /**
+     * {@snippet lang=c :
+     * union {
+     *     size_t * length;
+     *     ucp_tag_recv_info_t * tag_info;
+     * }
+     * }
+     */
+    public static class recv_info {
+
+        recv_info() {
+            // Should not be called directly
+        }
+
+        private static final GroupLayout $LAYOUT = MemoryLayout.unionLayout(
+            ucx_h.C_POINTER.withName("length"),
+            ucx_h.C_POINTER.withName("tag_info")
+        ).withName("recv_info");
+
+        /**
+         * The layout of this union
+         */
+        public static final GroupLayout layout() {
+            return $LAYOUT;
+        }
+
+        private static final AddressLayout length$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("length"));
+
+        /**
+         * Layout for field:
          * {@snippet lang=c :
-         * union {
-         *     size_t * length;
-         *     ucp_tag_recv_info_t * tag_info;
-         * }
+         * size_t * length
          * }
          */
-        public static class recv_info {
-
-            recv_info() {
-                // Should not be called directly
-            }
-
-            private static final GroupLayout $LAYOUT = MemoryLayout.unionLayout(
-                ucx_h.C_POINTER.withName("length"),
-                ucx_h.C_POINTER.withName("tag_info")
-            ).withName("recv_info");
-
-            /**
-             * The layout of this union
-             */
-            public static final GroupLayout layout() {
-                return $LAYOUT;
-            }
-
-            private static final AddressLayout length$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("length"));
-
-            /**
-             * Layout for field:
-             * {@snippet lang=c :
-             * size_t * length
-             * }
-             */
-            public static final AddressLayout length$layout() {
-                return length$LAYOUT;
-            }
-
-            private static final long length$OFFSET = 0;
-
-            /**
-             * Offset for field:
-             * {@snippet lang=c :
-             * size_t * length
-             * }
-             */
-            public static final long length$offset() {
-                return length$OFFSET;
-            }
-
-            /**
-             * Getter for field:
-             * {@snippet lang=c :
-             * size_t * length
-             * }
-             */
-            public static MemorySegment length(MemorySegment struct) {
-                return struct.get(length$LAYOUT, length$OFFSET);
-            }
-
-            /**
-             * Setter for field:
-             * {@snippet lang=c :
-             * size_t * length
-             * }
-             */
-            public static void length(MemorySegment struct, MemorySegment fieldValue) {
-                struct.set(length$LAYOUT, length$OFFSET, fieldValue);
-            }
-
-            private static final AddressLayout tag_info$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("tag_info"));
-
-            /**
-             * Layout for field:
-             * {@snippet lang=c :
-             * ucp_tag_recv_info_t * tag_info
-             * }
-             */
-            public static final AddressLayout tag_info$layout() {
-                return tag_info$LAYOUT;
-            }
-
-            private static final long tag_info$OFFSET = 0;
-
-            /**
-             * Offset for field:
-             * {@snippet lang=c :
-             * ucp_tag_recv_info_t * tag_info
-             * }
-             */
-            public static final long tag_info$offset() {
-                return tag_info$OFFSET;
-            }
-
-            /**
-             * Getter for field:
-             * {@snippet lang=c :
-             * ucp_tag_recv_info_t * tag_info
-             * }
-             */
-            public static MemorySegment tag_info(MemorySegment struct) {
-                return struct.get(tag_info$LAYOUT, tag_info$OFFSET);
-            }
-
-            /**
-             * Setter for field:
-             * {@snippet lang=c :
-             * ucp_tag_recv_info_t * tag_info
-             * }
-             */
-            public static void tag_info(MemorySegment struct, MemorySegment fieldValue) {
-                struct.set(tag_info$LAYOUT, tag_info$OFFSET, fieldValue);
-            }
-
-            /**
-             * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.
-             * The returned segment has address {@code arrayParam.address() + index * layout().byteSize()}
-             */
-            public static MemorySegment asSlice(MemorySegment array, long index) {
-                return array.asSlice(layout().byteSize() * index);
-            }
-
-            /**
-             * The size (in bytes) of this union
-             */
-            public static long sizeof() {
-                return layout().byteSize();
-            }
-
-            /**
-             * Allocate a segment of size {@code layout().byteSize()} using {@code allocator}
-             */
-            public static MemorySegment allocate(SegmentAllocator allocator) {
-                return allocator.allocate(layout());
-            }
-
-            /**
-             * Allocate an array of size {@code elementCount} using {@code allocator}.
-             * The returned segment has size {@code elementCount * layout().byteSize()}.
-             */
-            public static MemorySegment allocateArray(long elementCount, SegmentAllocator allocator) {
-                return allocator.allocate(MemoryLayout.sequenceLayout(elementCount, layout()));
-            }
-
-            /**
-             * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
-             * The returned segment has size {@code layout().byteSize()}
-             */
-            public static MemorySegment reinterpret(MemorySegment addr, Arena arena, Consumer<MemorySegment> cleanup) {
-                return reinterpret(addr, 1, arena, cleanup);
-            }
-
-            /**
-             * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
-             * The returned segment has size {@code elementCount * layout().byteSize()}
-             */
-            public static MemorySegment reinterpret(MemorySegment addr, long elementCount, Arena arena, Consumer<MemorySegment> cleanup) {
-                return addr.reinterpret(layout().byteSize() * elementCount, arena, cleanup);
-            }
+        public static final AddressLayout length$layout() {
+            return length$LAYOUT;
         }
+
+        private static final long length$OFFSET = 0;
+
+        /**
+         * Offset for field:
+         * {@snippet lang=c :
+         * size_t * length
+         * }
+         */
+        public static final long length$offset() {
+            return length$OFFSET;
+        }
+
+        /**
+         * Getter for field:
+         * {@snippet lang=c :
+         * size_t * length
+         * }
+         */
+        public static MemorySegment length(MemorySegment struct) {
+            return struct.get(length$LAYOUT, length$OFFSET);
+        }
+
+        /**
+         * Setter for field:
+         * {@snippet lang=c :
+         * size_t * length
+         * }
+         */
+        public static void length(MemorySegment struct, MemorySegment fieldValue) {
+            struct.set(length$LAYOUT, length$OFFSET, fieldValue);
+        }
+
+        private static final AddressLayout tag_info$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("tag_info"));
+
+        /**
+         * Layout for field:
+         * {@snippet lang=c :
+         * ucp_tag_recv_info_t * tag_info
+         * }
+         */
+        public static final AddressLayout tag_info$layout() {
+            return tag_info$LAYOUT;
+        }
+
+        private static final long tag_info$OFFSET = 0;
+
+        /**
+         * Offset for field:
+         * {@snippet lang=c :
+         * ucp_tag_recv_info_t * tag_info
+         * }
+         */
+        public static final long tag_info$offset() {
+            return tag_info$OFFSET;
+        }
+
+        /**
+         * Getter for field:
+         * {@snippet lang=c :
+         * ucp_tag_recv_info_t * tag_info
+         * }
+         */
+        public static MemorySegment tag_info(MemorySegment struct) {
+            return struct.get(tag_info$LAYOUT, tag_info$OFFSET);
+        }
+
+        /**
+         * Setter for field:
+         * {@snippet lang=c :
+         * ucp_tag_recv_info_t * tag_info
+         * }
+         */
+        public static void tag_info(MemorySegment struct, MemorySegment fieldValue) {
+            struct.set(tag_info$LAYOUT, tag_info$OFFSET, fieldValue);
+        }
+
+        /**
+         * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.
+         * The returned segment has address {@code arrayParam.address() + index * layout().byteSize()}
+         */
+        public static MemorySegment asSlice(MemorySegment array, long index) {
+            return array.asSlice(layout().byteSize() * index);
+        }
+
+        /**
+         * The size (in bytes) of this union
+         */
+        public static long sizeof() {
+            return layout().byteSize();
+        }
+
+        /**
+         * Allocate a segment of size {@code layout().byteSize()} using {@code allocator}
+         */
+        public static MemorySegment allocate(SegmentAllocator allocator) {
+            return allocator.allocate(layout());
+        }
+
+        /**
+         * Allocate an array of size {@code elementCount} using {@code allocator}.
+         * The returned segment has size {@code elementCount * layout().byteSize()}.
+         */
+        public static MemorySegment allocateArray(long elementCount, SegmentAllocator allocator) {
+            return allocator.allocate(MemoryLayout.sequenceLayout(elementCount, layout()));
+        }
+
+        /**
+         * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
+         * The returned segment has size {@code layout().byteSize()}
+         */
+        public static MemorySegment reinterpret(MemorySegment addr, Arena arena, Consumer<MemorySegment> cleanup) {
+            return reinterpret(addr, 1, arena, cleanup);
+        }
+
+        /**
+         * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
+         * The returned segment has size {@code elementCount * layout().byteSize()}
+         */
+        public static MemorySegment reinterpret(MemorySegment addr, long elementCount, Arena arena, Consumer<MemorySegment> cleanup) {
+            return addr.reinterpret(layout().byteSize() * elementCount, arena, cleanup);
+        }
+    }
 
     /**
      * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.

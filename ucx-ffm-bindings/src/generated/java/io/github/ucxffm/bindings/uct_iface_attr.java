@@ -13,7 +13,65 @@ import static java.lang.foreign.ValueLayout.*;
 /**
  * {@snippet lang=c :
  * struct uct_iface_attr {
- *     struct (unnamed struct at /usr/include/uct/api/uct.h:927:5) cap;
+ *     struct {
+ *         struct {
+ *             size_t max_short;
+ *             size_t max_bcopy;
+ *             size_t min_zcopy;
+ *             size_t max_zcopy;
+ *             size_t opt_zcopy_align;
+ *             size_t align_mtu;
+ *             size_t max_iov;
+ *         } put;
+ *         struct {
+ *             size_t max_short;
+ *             size_t max_bcopy;
+ *             size_t min_zcopy;
+ *             size_t max_zcopy;
+ *             size_t opt_zcopy_align;
+ *             size_t align_mtu;
+ *             size_t max_iov;
+ *         } get;
+ *         struct {
+ *             size_t max_short;
+ *             size_t max_bcopy;
+ *             size_t min_zcopy;
+ *             size_t max_zcopy;
+ *             size_t opt_zcopy_align;
+ *             size_t align_mtu;
+ *             size_t max_hdr;
+ *             size_t max_iov;
+ *         } am;
+ *         struct {
+ *             struct {
+ *                 size_t min_recv;
+ *                 size_t max_zcopy;
+ *                 size_t max_iov;
+ *                 size_t max_outstanding;
+ *             } recv;
+ *             struct {
+ *                 size_t max_short;
+ *                 size_t max_bcopy;
+ *                 size_t max_zcopy;
+ *                 size_t max_iov;
+ *             } eager;
+ *             struct {
+ *                 size_t max_zcopy;
+ *                 size_t max_hdr;
+ *                 size_t max_iov;
+ *             } rndv;
+ *         } tag;
+ *         struct {
+ *             uint64_t op_flags;
+ *             uint64_t fop_flags;
+ *         } atomic32;
+ *         struct {
+ *             uint64_t op_flags;
+ *             uint64_t fop_flags;
+ *         } atomic64;
+ *         uint64_t flags;
+ *         uint64_t event_flags;
+ *     } cap;
  *     size_t device_addr_len;
  *     size_t iface_addr_len;
  *     size_t ep_addr_len;
@@ -63,7 +121,7 @@ public class uct_iface_attr {
     /**
      * Layout for field:
      * {@snippet lang=c :
-     * struct (unnamed struct at /usr/include/uct/api/uct.h:927:5) cap
+     * struct (unnamed struct at uct/api/uct.h:927:5) cap
      * }
      */
     public static final GroupLayout cap$layout() {
@@ -75,7 +133,7 @@ public class uct_iface_attr {
     /**
      * Offset for field:
      * {@snippet lang=c :
-     * struct (unnamed struct at /usr/include/uct/api/uct.h:927:5) cap
+     * struct (unnamed struct at uct/api/uct.h:927:5) cap
      * }
      */
     public static final long cap$offset() {
@@ -85,7 +143,7 @@ public class uct_iface_attr {
     /**
      * Getter for field:
      * {@snippet lang=c :
-     * struct (unnamed struct at /usr/include/uct/api/uct.h:927:5) cap
+     * struct (unnamed struct at uct/api/uct.h:927:5) cap
      * }
      */
     public static MemorySegment cap(MemorySegment struct) {
@@ -95,7 +153,7 @@ public class uct_iface_attr {
     /**
      * Setter for field:
      * {@snippet lang=c :
-     * struct (unnamed struct at /usr/include/uct/api/uct.h:927:5) cap
+     * struct (unnamed struct at uct/api/uct.h:927:5) cap
      * }
      */
     public static void cap(MemorySegment struct, MemorySegment fieldValue) {
@@ -587,35 +645,472 @@ public class uct_iface_attr {
     }
 
     /**
+     * {@snippet lang=c :
+     * struct {
+     *     struct {
+     *         size_t max_short;
+     *         size_t max_bcopy;
+     *         size_t min_zcopy;
+     *         size_t max_zcopy;
+     *         size_t opt_zcopy_align;
+     *         size_t align_mtu;
+     *         size_t max_iov;
+     *     } put;
+     *     struct {
+     *         size_t max_short;
+     *         size_t max_bcopy;
+     *         size_t min_zcopy;
+     *         size_t max_zcopy;
+     *         size_t opt_zcopy_align;
+     *         size_t align_mtu;
+     *         size_t max_iov;
+     *     } get;
+     *     struct {
+     *         size_t max_short;
+     *         size_t max_bcopy;
+     *         size_t min_zcopy;
+     *         size_t max_zcopy;
+     *         size_t opt_zcopy_align;
+     *         size_t align_mtu;
+     *         size_t max_hdr;
+     *         size_t max_iov;
+     *     } am;
+     *     struct {
+     *         struct {
+     *             size_t min_recv;
+     *             size_t max_zcopy;
+     *             size_t max_iov;
+     *             size_t max_outstanding;
+     *         } recv;
+     *         struct {
+     *             size_t max_short;
+     *             size_t max_bcopy;
+     *             size_t max_zcopy;
+     *             size_t max_iov;
+     *         } eager;
+     *         struct {
+     *             size_t max_zcopy;
+     *             size_t max_hdr;
+     *             size_t max_iov;
+     *         } rndv;
+     *     } tag;
+     *     struct {
+     *         uint64_t op_flags;
+     *         uint64_t fop_flags;
+     *     } atomic32;
+     *     struct {
+     *         uint64_t op_flags;
+     *         uint64_t fop_flags;
+     *     } atomic64;
+     *     uint64_t flags;
+     *     uint64_t event_flags;
+     * }
+     * }
+     */
+    public static class cap {
+
+        cap() {
+            // Should not be called directly
+        }
+
+        private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
+            uct_iface_attr.cap.put.layout().withName("put"),
+            uct_iface_attr.cap.get.layout().withName("get"),
+            uct_iface_attr.cap.am.layout().withName("am"),
+            uct_iface_attr.cap.tag.layout().withName("tag"),
+            uct_iface_attr.cap.atomic32.layout().withName("atomic32"),
+            uct_iface_attr.cap.atomic32.layout().withName("atomic64"),
+            ucx_h.C_LONG.withName("flags"),
+            ucx_h.C_LONG.withName("event_flags")
+        ).withName("cap");
+
+        /**
+         * The layout of this struct
+         */
+        public static final GroupLayout layout() {
+            return $LAYOUT;
+        }
+
+        private static final GroupLayout put$LAYOUT = (GroupLayout)$LAYOUT.select(groupElement("put"));
+
+        /**
+         * Layout for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:928:9) put
+         * }
+         */
+        public static final GroupLayout put$layout() {
+            return put$LAYOUT;
+        }
+
+        private static final long put$OFFSET = 0;
+
+        /**
+         * Offset for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:928:9) put
+         * }
+         */
+        public static final long put$offset() {
+            return put$OFFSET;
+        }
+
+        /**
+         * Getter for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:928:9) put
+         * }
+         */
+        public static MemorySegment put(MemorySegment struct) {
+            return struct.asSlice(put$OFFSET, put$LAYOUT.byteSize());
+        }
+
+        /**
+         * Setter for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:928:9) put
+         * }
+         */
+        public static void put(MemorySegment struct, MemorySegment fieldValue) {
+            MemorySegment.copy(fieldValue, 0L, struct, put$OFFSET, put$LAYOUT.byteSize());
+        }
+
+        private static final GroupLayout get$LAYOUT = (GroupLayout)$LAYOUT.select(groupElement("get"));
+
+        /**
+         * Layout for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:945:9) get
+         * }
+         */
+        public static final GroupLayout get$layout() {
+            return get$LAYOUT;
+        }
+
+        private static final long get$OFFSET = 56;
+
+        /**
+         * Offset for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:945:9) get
+         * }
+         */
+        public static final long get$offset() {
+            return get$OFFSET;
+        }
+
+        /**
+         * Getter for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:945:9) get
+         * }
+         */
+        public static MemorySegment get(MemorySegment struct) {
+            return struct.asSlice(get$OFFSET, get$LAYOUT.byteSize());
+        }
+
+        /**
+         * Setter for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:945:9) get
+         * }
+         */
+        public static void get(MemorySegment struct, MemorySegment fieldValue) {
+            MemorySegment.copy(fieldValue, 0L, struct, get$OFFSET, get$LAYOUT.byteSize());
+        }
+
+        private static final GroupLayout am$LAYOUT = (GroupLayout)$LAYOUT.select(groupElement("am"));
+
+        /**
+         * Layout for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:962:9) am
+         * }
+         */
+        public static final GroupLayout am$layout() {
+            return am$LAYOUT;
+        }
+
+        private static final long am$OFFSET = 112;
+
+        /**
+         * Offset for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:962:9) am
+         * }
+         */
+        public static final long am$offset() {
+            return am$OFFSET;
+        }
+
+        /**
+         * Getter for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:962:9) am
+         * }
+         */
+        public static MemorySegment am(MemorySegment struct) {
+            return struct.asSlice(am$OFFSET, am$LAYOUT.byteSize());
+        }
+
+        /**
+         * Setter for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:962:9) am
+         * }
+         */
+        public static void am(MemorySegment struct, MemorySegment fieldValue) {
+            MemorySegment.copy(fieldValue, 0L, struct, am$OFFSET, am$LAYOUT.byteSize());
+        }
+
+        private static final GroupLayout tag$LAYOUT = (GroupLayout)$LAYOUT.select(groupElement("tag"));
+
+        /**
+         * Layout for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:981:9) tag
+         * }
+         */
+        public static final GroupLayout tag$layout() {
+            return tag$LAYOUT;
+        }
+
+        private static final long tag$OFFSET = 176;
+
+        /**
+         * Offset for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:981:9) tag
+         * }
+         */
+        public static final long tag$offset() {
+            return tag$OFFSET;
+        }
+
+        /**
+         * Getter for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:981:9) tag
+         * }
+         */
+        public static MemorySegment tag(MemorySegment struct) {
+            return struct.asSlice(tag$OFFSET, tag$LAYOUT.byteSize());
+        }
+
+        /**
+         * Setter for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:981:9) tag
+         * }
+         */
+        public static void tag(MemorySegment struct, MemorySegment fieldValue) {
+            MemorySegment.copy(fieldValue, 0L, struct, tag$OFFSET, tag$LAYOUT.byteSize());
+        }
+
+        private static final GroupLayout atomic32$LAYOUT = (GroupLayout)$LAYOUT.select(groupElement("atomic32"));
+
+        /**
+         * Layout for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:1015:9) atomic32
+         * }
+         */
+        public static final GroupLayout atomic32$layout() {
+            return atomic32$LAYOUT;
+        }
+
+        private static final long atomic32$OFFSET = 264;
+
+        /**
+         * Offset for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:1015:9) atomic32
+         * }
+         */
+        public static final long atomic32$offset() {
+            return atomic32$OFFSET;
+        }
+
+        /**
+         * Getter for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:1015:9) atomic32
+         * }
+         */
+        public static MemorySegment atomic32(MemorySegment struct) {
+            return struct.asSlice(atomic32$OFFSET, atomic32$LAYOUT.byteSize());
+        }
+
+        /**
+         * Setter for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:1015:9) atomic32
+         * }
+         */
+        public static void atomic32(MemorySegment struct, MemorySegment fieldValue) {
+            MemorySegment.copy(fieldValue, 0L, struct, atomic32$OFFSET, atomic32$LAYOUT.byteSize());
+        }
+
+        private static final GroupLayout atomic64$LAYOUT = (GroupLayout)$LAYOUT.select(groupElement("atomic64"));
+
+        /**
+         * Layout for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:1015:9) atomic64
+         * }
+         */
+        public static final GroupLayout atomic64$layout() {
+            return atomic64$LAYOUT;
+        }
+
+        private static final long atomic64$OFFSET = 280;
+
+        /**
+         * Offset for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:1015:9) atomic64
+         * }
+         */
+        public static final long atomic64$offset() {
+            return atomic64$OFFSET;
+        }
+
+        /**
+         * Getter for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:1015:9) atomic64
+         * }
+         */
+        public static MemorySegment atomic64(MemorySegment struct) {
+            return struct.asSlice(atomic64$OFFSET, atomic64$LAYOUT.byteSize());
+        }
+
+        /**
+         * Setter for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:1015:9) atomic64
+         * }
+         */
+        public static void atomic64(MemorySegment struct, MemorySegment fieldValue) {
+            MemorySegment.copy(fieldValue, 0L, struct, atomic64$OFFSET, atomic64$LAYOUT.byteSize());
+        }
+
+        private static final OfLong flags$LAYOUT = (OfLong)$LAYOUT.select(groupElement("flags"));
+
+        /**
+         * Layout for field:
+         * {@snippet lang=c :
+         * uint64_t flags
+         * }
+         */
+        public static final OfLong flags$layout() {
+            return flags$LAYOUT;
+        }
+
+        private static final long flags$OFFSET = 296;
+
+        /**
+         * Offset for field:
+         * {@snippet lang=c :
+         * uint64_t flags
+         * }
+         */
+        public static final long flags$offset() {
+            return flags$OFFSET;
+        }
+
+        /**
+         * Getter for field:
+         * {@snippet lang=c :
+         * uint64_t flags
+         * }
+         */
+        public static long flags(MemorySegment struct) {
+            return struct.get(flags$LAYOUT, flags$OFFSET);
+        }
+
+        /**
+         * Setter for field:
+         * {@snippet lang=c :
+         * uint64_t flags
+         * }
+         */
+        public static void flags(MemorySegment struct, long fieldValue) {
+            struct.set(flags$LAYOUT, flags$OFFSET, fieldValue);
+        }
+
+        private static final OfLong event_flags$LAYOUT = (OfLong)$LAYOUT.select(groupElement("event_flags"));
+
+        /**
+         * Layout for field:
+         * {@snippet lang=c :
+         * uint64_t event_flags
+         * }
+         */
+        public static final OfLong event_flags$layout() {
+            return event_flags$LAYOUT;
+        }
+
+        private static final long event_flags$OFFSET = 304;
+
+        /**
+         * Offset for field:
+         * {@snippet lang=c :
+         * uint64_t event_flags
+         * }
+         */
+        public static final long event_flags$offset() {
+            return event_flags$OFFSET;
+        }
+
+        /**
+         * Getter for field:
+         * {@snippet lang=c :
+         * uint64_t event_flags
+         * }
+         */
+        public static long event_flags(MemorySegment struct) {
+            return struct.get(event_flags$LAYOUT, event_flags$OFFSET);
+        }
+
+        /**
+         * Setter for field:
+         * {@snippet lang=c :
+         * uint64_t event_flags
+         * }
+         */
+        public static void event_flags(MemorySegment struct, long fieldValue) {
+            struct.set(event_flags$LAYOUT, event_flags$OFFSET, fieldValue);
+        }
+
+        /**
          * {@snippet lang=c :
          * struct {
-         *     struct (unnamed struct at /usr/include/uct/api/uct.h:928:9) put;
-         *     struct (unnamed struct at /usr/include/uct/api/uct.h:945:9) get;
-         *     struct (unnamed struct at /usr/include/uct/api/uct.h:962:9) am;
-         *     struct (unnamed struct at /usr/include/uct/api/uct.h:981:9) tag;
-         *     struct (unnamed struct at /usr/include/uct/api/uct.h:1015:9) atomic32;
-         *     struct (unnamed struct at /usr/include/uct/api/uct.h:1015:9) atomic64;
-         *     uint64_t flags;
-         *     uint64_t event_flags;
+         *     size_t max_short;
+         *     size_t max_bcopy;
+         *     size_t min_zcopy;
+         *     size_t max_zcopy;
+         *     size_t opt_zcopy_align;
+         *     size_t align_mtu;
+         *     size_t max_iov;
          * }
          * }
          */
-        public static class cap {
+        public static class put {
 
-            cap() {
+            put() {
                 // Should not be called directly
             }
 
             private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
-                uct_iface_attr.cap.put.layout().withName("put"),
-                uct_iface_attr.cap.get.layout().withName("get"),
-                uct_iface_attr.cap.am.layout().withName("am"),
-                uct_iface_attr.cap.tag.layout().withName("tag"),
-                uct_iface_attr.cap.atomic32.layout().withName("atomic32"),
-                uct_iface_attr.cap.atomic32.layout().withName("atomic64"),
-                ucx_h.C_LONG.withName("flags"),
-                ucx_h.C_LONG.withName("event_flags")
-            ).withName("cap");
+                ucx_h.C_LONG.withName("max_short"),
+                ucx_h.C_LONG.withName("max_bcopy"),
+                ucx_h.C_LONG.withName("min_zcopy"),
+                ucx_h.C_LONG.withName("max_zcopy"),
+                ucx_h.C_LONG.withName("opt_zcopy_align"),
+                ucx_h.C_LONG.withName("align_mtu"),
+                ucx_h.C_LONG.withName("max_iov")
+            ).withName("put");
 
             /**
              * The layout of this struct
@@ -624,386 +1119,1638 @@ public class uct_iface_attr {
                 return $LAYOUT;
             }
 
-            private static final GroupLayout put$LAYOUT = (GroupLayout)$LAYOUT.select(groupElement("put"));
+            private static final OfLong max_short$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_short"));
 
             /**
              * Layout for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:928:9) put
+             * size_t max_short
              * }
              */
-            public static final GroupLayout put$layout() {
-                return put$LAYOUT;
+            public static final OfLong max_short$layout() {
+                return max_short$LAYOUT;
             }
 
-            private static final long put$OFFSET = 0;
+            private static final long max_short$OFFSET = 0;
 
             /**
              * Offset for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:928:9) put
+             * size_t max_short
              * }
              */
-            public static final long put$offset() {
-                return put$OFFSET;
+            public static final long max_short$offset() {
+                return max_short$OFFSET;
             }
 
             /**
              * Getter for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:928:9) put
+             * size_t max_short
              * }
              */
-            public static MemorySegment put(MemorySegment struct) {
-                return struct.asSlice(put$OFFSET, put$LAYOUT.byteSize());
+            public static long max_short(MemorySegment struct) {
+                return struct.get(max_short$LAYOUT, max_short$OFFSET);
             }
 
             /**
              * Setter for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:928:9) put
+             * size_t max_short
              * }
              */
-            public static void put(MemorySegment struct, MemorySegment fieldValue) {
-                MemorySegment.copy(fieldValue, 0L, struct, put$OFFSET, put$LAYOUT.byteSize());
+            public static void max_short(MemorySegment struct, long fieldValue) {
+                struct.set(max_short$LAYOUT, max_short$OFFSET, fieldValue);
             }
 
-            private static final GroupLayout get$LAYOUT = (GroupLayout)$LAYOUT.select(groupElement("get"));
+            private static final OfLong max_bcopy$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_bcopy"));
 
             /**
              * Layout for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:945:9) get
+             * size_t max_bcopy
              * }
              */
-            public static final GroupLayout get$layout() {
-                return get$LAYOUT;
+            public static final OfLong max_bcopy$layout() {
+                return max_bcopy$LAYOUT;
             }
 
-            private static final long get$OFFSET = 56;
+            private static final long max_bcopy$OFFSET = 8;
 
             /**
              * Offset for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:945:9) get
+             * size_t max_bcopy
              * }
              */
-            public static final long get$offset() {
-                return get$OFFSET;
+            public static final long max_bcopy$offset() {
+                return max_bcopy$OFFSET;
             }
 
             /**
              * Getter for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:945:9) get
+             * size_t max_bcopy
              * }
              */
-            public static MemorySegment get(MemorySegment struct) {
-                return struct.asSlice(get$OFFSET, get$LAYOUT.byteSize());
+            public static long max_bcopy(MemorySegment struct) {
+                return struct.get(max_bcopy$LAYOUT, max_bcopy$OFFSET);
             }
 
             /**
              * Setter for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:945:9) get
+             * size_t max_bcopy
              * }
              */
-            public static void get(MemorySegment struct, MemorySegment fieldValue) {
-                MemorySegment.copy(fieldValue, 0L, struct, get$OFFSET, get$LAYOUT.byteSize());
+            public static void max_bcopy(MemorySegment struct, long fieldValue) {
+                struct.set(max_bcopy$LAYOUT, max_bcopy$OFFSET, fieldValue);
             }
 
-            private static final GroupLayout am$LAYOUT = (GroupLayout)$LAYOUT.select(groupElement("am"));
+            private static final OfLong min_zcopy$LAYOUT = (OfLong)$LAYOUT.select(groupElement("min_zcopy"));
 
             /**
              * Layout for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:962:9) am
+             * size_t min_zcopy
              * }
              */
-            public static final GroupLayout am$layout() {
-                return am$LAYOUT;
+            public static final OfLong min_zcopy$layout() {
+                return min_zcopy$LAYOUT;
             }
 
-            private static final long am$OFFSET = 112;
+            private static final long min_zcopy$OFFSET = 16;
 
             /**
              * Offset for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:962:9) am
+             * size_t min_zcopy
              * }
              */
-            public static final long am$offset() {
-                return am$OFFSET;
+            public static final long min_zcopy$offset() {
+                return min_zcopy$OFFSET;
             }
 
             /**
              * Getter for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:962:9) am
+             * size_t min_zcopy
              * }
              */
-            public static MemorySegment am(MemorySegment struct) {
-                return struct.asSlice(am$OFFSET, am$LAYOUT.byteSize());
+            public static long min_zcopy(MemorySegment struct) {
+                return struct.get(min_zcopy$LAYOUT, min_zcopy$OFFSET);
             }
 
             /**
              * Setter for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:962:9) am
+             * size_t min_zcopy
              * }
              */
-            public static void am(MemorySegment struct, MemorySegment fieldValue) {
-                MemorySegment.copy(fieldValue, 0L, struct, am$OFFSET, am$LAYOUT.byteSize());
+            public static void min_zcopy(MemorySegment struct, long fieldValue) {
+                struct.set(min_zcopy$LAYOUT, min_zcopy$OFFSET, fieldValue);
             }
 
-            private static final GroupLayout tag$LAYOUT = (GroupLayout)$LAYOUT.select(groupElement("tag"));
+            private static final OfLong max_zcopy$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_zcopy"));
 
             /**
              * Layout for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:981:9) tag
+             * size_t max_zcopy
              * }
              */
-            public static final GroupLayout tag$layout() {
-                return tag$LAYOUT;
+            public static final OfLong max_zcopy$layout() {
+                return max_zcopy$LAYOUT;
             }
 
-            private static final long tag$OFFSET = 176;
+            private static final long max_zcopy$OFFSET = 24;
 
             /**
              * Offset for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:981:9) tag
+             * size_t max_zcopy
              * }
              */
-            public static final long tag$offset() {
-                return tag$OFFSET;
+            public static final long max_zcopy$offset() {
+                return max_zcopy$OFFSET;
             }
 
             /**
              * Getter for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:981:9) tag
+             * size_t max_zcopy
              * }
              */
-            public static MemorySegment tag(MemorySegment struct) {
-                return struct.asSlice(tag$OFFSET, tag$LAYOUT.byteSize());
+            public static long max_zcopy(MemorySegment struct) {
+                return struct.get(max_zcopy$LAYOUT, max_zcopy$OFFSET);
             }
 
             /**
              * Setter for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:981:9) tag
+             * size_t max_zcopy
              * }
              */
-            public static void tag(MemorySegment struct, MemorySegment fieldValue) {
-                MemorySegment.copy(fieldValue, 0L, struct, tag$OFFSET, tag$LAYOUT.byteSize());
+            public static void max_zcopy(MemorySegment struct, long fieldValue) {
+                struct.set(max_zcopy$LAYOUT, max_zcopy$OFFSET, fieldValue);
             }
 
-            private static final GroupLayout atomic32$LAYOUT = (GroupLayout)$LAYOUT.select(groupElement("atomic32"));
+            private static final OfLong opt_zcopy_align$LAYOUT = (OfLong)$LAYOUT.select(groupElement("opt_zcopy_align"));
 
             /**
              * Layout for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:1015:9) atomic32
+             * size_t opt_zcopy_align
              * }
              */
-            public static final GroupLayout atomic32$layout() {
-                return atomic32$LAYOUT;
+            public static final OfLong opt_zcopy_align$layout() {
+                return opt_zcopy_align$LAYOUT;
             }
 
-            private static final long atomic32$OFFSET = 264;
+            private static final long opt_zcopy_align$OFFSET = 32;
 
             /**
              * Offset for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:1015:9) atomic32
+             * size_t opt_zcopy_align
              * }
              */
-            public static final long atomic32$offset() {
-                return atomic32$OFFSET;
+            public static final long opt_zcopy_align$offset() {
+                return opt_zcopy_align$OFFSET;
             }
 
             /**
              * Getter for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:1015:9) atomic32
+             * size_t opt_zcopy_align
              * }
              */
-            public static MemorySegment atomic32(MemorySegment struct) {
-                return struct.asSlice(atomic32$OFFSET, atomic32$LAYOUT.byteSize());
+            public static long opt_zcopy_align(MemorySegment struct) {
+                return struct.get(opt_zcopy_align$LAYOUT, opt_zcopy_align$OFFSET);
             }
 
             /**
              * Setter for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:1015:9) atomic32
+             * size_t opt_zcopy_align
              * }
              */
-            public static void atomic32(MemorySegment struct, MemorySegment fieldValue) {
-                MemorySegment.copy(fieldValue, 0L, struct, atomic32$OFFSET, atomic32$LAYOUT.byteSize());
+            public static void opt_zcopy_align(MemorySegment struct, long fieldValue) {
+                struct.set(opt_zcopy_align$LAYOUT, opt_zcopy_align$OFFSET, fieldValue);
             }
 
-            private static final GroupLayout atomic64$LAYOUT = (GroupLayout)$LAYOUT.select(groupElement("atomic64"));
+            private static final OfLong align_mtu$LAYOUT = (OfLong)$LAYOUT.select(groupElement("align_mtu"));
 
             /**
              * Layout for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:1015:9) atomic64
+             * size_t align_mtu
              * }
              */
-            public static final GroupLayout atomic64$layout() {
-                return atomic64$LAYOUT;
+            public static final OfLong align_mtu$layout() {
+                return align_mtu$LAYOUT;
             }
 
-            private static final long atomic64$OFFSET = 280;
+            private static final long align_mtu$OFFSET = 40;
 
             /**
              * Offset for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:1015:9) atomic64
+             * size_t align_mtu
              * }
              */
-            public static final long atomic64$offset() {
-                return atomic64$OFFSET;
+            public static final long align_mtu$offset() {
+                return align_mtu$OFFSET;
             }
 
             /**
              * Getter for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:1015:9) atomic64
+             * size_t align_mtu
              * }
              */
-            public static MemorySegment atomic64(MemorySegment struct) {
-                return struct.asSlice(atomic64$OFFSET, atomic64$LAYOUT.byteSize());
+            public static long align_mtu(MemorySegment struct) {
+                return struct.get(align_mtu$LAYOUT, align_mtu$OFFSET);
             }
 
             /**
              * Setter for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:1015:9) atomic64
+             * size_t align_mtu
              * }
              */
-            public static void atomic64(MemorySegment struct, MemorySegment fieldValue) {
-                MemorySegment.copy(fieldValue, 0L, struct, atomic64$OFFSET, atomic64$LAYOUT.byteSize());
+            public static void align_mtu(MemorySegment struct, long fieldValue) {
+                struct.set(align_mtu$LAYOUT, align_mtu$OFFSET, fieldValue);
             }
 
-            private static final OfLong flags$LAYOUT = (OfLong)$LAYOUT.select(groupElement("flags"));
+            private static final OfLong max_iov$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_iov"));
 
             /**
              * Layout for field:
              * {@snippet lang=c :
-             * uint64_t flags
+             * size_t max_iov
              * }
              */
-            public static final OfLong flags$layout() {
-                return flags$LAYOUT;
+            public static final OfLong max_iov$layout() {
+                return max_iov$LAYOUT;
             }
 
-            private static final long flags$OFFSET = 296;
+            private static final long max_iov$OFFSET = 48;
 
             /**
              * Offset for field:
              * {@snippet lang=c :
-             * uint64_t flags
+             * size_t max_iov
              * }
              */
-            public static final long flags$offset() {
-                return flags$OFFSET;
+            public static final long max_iov$offset() {
+                return max_iov$OFFSET;
             }
 
             /**
              * Getter for field:
              * {@snippet lang=c :
-             * uint64_t flags
+             * size_t max_iov
              * }
              */
-            public static long flags(MemorySegment struct) {
-                return struct.get(flags$LAYOUT, flags$OFFSET);
+            public static long max_iov(MemorySegment struct) {
+                return struct.get(max_iov$LAYOUT, max_iov$OFFSET);
             }
 
             /**
              * Setter for field:
              * {@snippet lang=c :
-             * uint64_t flags
+             * size_t max_iov
              * }
              */
-            public static void flags(MemorySegment struct, long fieldValue) {
-                struct.set(flags$LAYOUT, flags$OFFSET, fieldValue);
-            }
-
-            private static final OfLong event_flags$LAYOUT = (OfLong)$LAYOUT.select(groupElement("event_flags"));
-
-            /**
-             * Layout for field:
-             * {@snippet lang=c :
-             * uint64_t event_flags
-             * }
-             */
-            public static final OfLong event_flags$layout() {
-                return event_flags$LAYOUT;
-            }
-
-            private static final long event_flags$OFFSET = 304;
-
-            /**
-             * Offset for field:
-             * {@snippet lang=c :
-             * uint64_t event_flags
-             * }
-             */
-            public static final long event_flags$offset() {
-                return event_flags$OFFSET;
+            public static void max_iov(MemorySegment struct, long fieldValue) {
+                struct.set(max_iov$LAYOUT, max_iov$OFFSET, fieldValue);
             }
 
             /**
-             * Getter for field:
-             * {@snippet lang=c :
-             * uint64_t event_flags
-             * }
+             * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.
+             * The returned segment has address {@code arrayParam.address() + index * layout().byteSize()}
              */
-            public static long event_flags(MemorySegment struct) {
-                return struct.get(event_flags$LAYOUT, event_flags$OFFSET);
+            public static MemorySegment asSlice(MemorySegment array, long index) {
+                return array.asSlice(layout().byteSize() * index);
             }
 
             /**
-             * Setter for field:
-             * {@snippet lang=c :
-             * uint64_t event_flags
-             * }
+             * The size (in bytes) of this struct
              */
-            public static void event_flags(MemorySegment struct, long fieldValue) {
-                struct.set(event_flags$LAYOUT, event_flags$OFFSET, fieldValue);
+            public static long sizeof() {
+                return layout().byteSize();
             }
+
+            /**
+             * Allocate a segment of size {@code layout().byteSize()} using {@code allocator}
+             */
+            public static MemorySegment allocate(SegmentAllocator allocator) {
+                return allocator.allocate(layout());
+            }
+
+            /**
+             * Allocate an array of size {@code elementCount} using {@code allocator}.
+             * The returned segment has size {@code elementCount * layout().byteSize()}.
+             */
+            public static MemorySegment allocateArray(long elementCount, SegmentAllocator allocator) {
+                return allocator.allocate(MemoryLayout.sequenceLayout(elementCount, layout()));
+            }
+
+            /**
+             * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
+             * The returned segment has size {@code layout().byteSize()}
+             */
+            public static MemorySegment reinterpret(MemorySegment addr, Arena arena, Consumer<MemorySegment> cleanup) {
+                return reinterpret(addr, 1, arena, cleanup);
+            }
+
+            /**
+             * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
+             * The returned segment has size {@code elementCount * layout().byteSize()}
+             */
+            public static MemorySegment reinterpret(MemorySegment addr, long elementCount, Arena arena, Consumer<MemorySegment> cleanup) {
+                return addr.reinterpret(layout().byteSize() * elementCount, arena, cleanup);
+            }
+        }
 
         /**
+         * {@snippet lang=c :
+         * struct {
+         *     size_t max_short;
+         *     size_t max_bcopy;
+         *     size_t min_zcopy;
+         *     size_t max_zcopy;
+         *     size_t opt_zcopy_align;
+         *     size_t align_mtu;
+         *     size_t max_iov;
+         * }
+         * }
+         */
+        public static class get {
+
+            get() {
+                // Should not be called directly
+            }
+
+            private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
+                ucx_h.C_LONG.withName("max_short"),
+                ucx_h.C_LONG.withName("max_bcopy"),
+                ucx_h.C_LONG.withName("min_zcopy"),
+                ucx_h.C_LONG.withName("max_zcopy"),
+                ucx_h.C_LONG.withName("opt_zcopy_align"),
+                ucx_h.C_LONG.withName("align_mtu"),
+                ucx_h.C_LONG.withName("max_iov")
+            ).withName("get");
+
+            /**
+             * The layout of this struct
+             */
+            public static final GroupLayout layout() {
+                return $LAYOUT;
+            }
+
+            private static final OfLong max_short$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_short"));
+
+            /**
+             * Layout for field:
+             * {@snippet lang=c :
+             * size_t max_short
+             * }
+             */
+            public static final OfLong max_short$layout() {
+                return max_short$LAYOUT;
+            }
+
+            private static final long max_short$OFFSET = 0;
+
+            /**
+             * Offset for field:
+             * {@snippet lang=c :
+             * size_t max_short
+             * }
+             */
+            public static final long max_short$offset() {
+                return max_short$OFFSET;
+            }
+
+            /**
+             * Getter for field:
+             * {@snippet lang=c :
+             * size_t max_short
+             * }
+             */
+            public static long max_short(MemorySegment struct) {
+                return struct.get(max_short$LAYOUT, max_short$OFFSET);
+            }
+
+            /**
+             * Setter for field:
+             * {@snippet lang=c :
+             * size_t max_short
+             * }
+             */
+            public static void max_short(MemorySegment struct, long fieldValue) {
+                struct.set(max_short$LAYOUT, max_short$OFFSET, fieldValue);
+            }
+
+            private static final OfLong max_bcopy$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_bcopy"));
+
+            /**
+             * Layout for field:
+             * {@snippet lang=c :
+             * size_t max_bcopy
+             * }
+             */
+            public static final OfLong max_bcopy$layout() {
+                return max_bcopy$LAYOUT;
+            }
+
+            private static final long max_bcopy$OFFSET = 8;
+
+            /**
+             * Offset for field:
+             * {@snippet lang=c :
+             * size_t max_bcopy
+             * }
+             */
+            public static final long max_bcopy$offset() {
+                return max_bcopy$OFFSET;
+            }
+
+            /**
+             * Getter for field:
+             * {@snippet lang=c :
+             * size_t max_bcopy
+             * }
+             */
+            public static long max_bcopy(MemorySegment struct) {
+                return struct.get(max_bcopy$LAYOUT, max_bcopy$OFFSET);
+            }
+
+            /**
+             * Setter for field:
+             * {@snippet lang=c :
+             * size_t max_bcopy
+             * }
+             */
+            public static void max_bcopy(MemorySegment struct, long fieldValue) {
+                struct.set(max_bcopy$LAYOUT, max_bcopy$OFFSET, fieldValue);
+            }
+
+            private static final OfLong min_zcopy$LAYOUT = (OfLong)$LAYOUT.select(groupElement("min_zcopy"));
+
+            /**
+             * Layout for field:
+             * {@snippet lang=c :
+             * size_t min_zcopy
+             * }
+             */
+            public static final OfLong min_zcopy$layout() {
+                return min_zcopy$LAYOUT;
+            }
+
+            private static final long min_zcopy$OFFSET = 16;
+
+            /**
+             * Offset for field:
+             * {@snippet lang=c :
+             * size_t min_zcopy
+             * }
+             */
+            public static final long min_zcopy$offset() {
+                return min_zcopy$OFFSET;
+            }
+
+            /**
+             * Getter for field:
+             * {@snippet lang=c :
+             * size_t min_zcopy
+             * }
+             */
+            public static long min_zcopy(MemorySegment struct) {
+                return struct.get(min_zcopy$LAYOUT, min_zcopy$OFFSET);
+            }
+
+            /**
+             * Setter for field:
+             * {@snippet lang=c :
+             * size_t min_zcopy
+             * }
+             */
+            public static void min_zcopy(MemorySegment struct, long fieldValue) {
+                struct.set(min_zcopy$LAYOUT, min_zcopy$OFFSET, fieldValue);
+            }
+
+            private static final OfLong max_zcopy$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_zcopy"));
+
+            /**
+             * Layout for field:
+             * {@snippet lang=c :
+             * size_t max_zcopy
+             * }
+             */
+            public static final OfLong max_zcopy$layout() {
+                return max_zcopy$LAYOUT;
+            }
+
+            private static final long max_zcopy$OFFSET = 24;
+
+            /**
+             * Offset for field:
+             * {@snippet lang=c :
+             * size_t max_zcopy
+             * }
+             */
+            public static final long max_zcopy$offset() {
+                return max_zcopy$OFFSET;
+            }
+
+            /**
+             * Getter for field:
+             * {@snippet lang=c :
+             * size_t max_zcopy
+             * }
+             */
+            public static long max_zcopy(MemorySegment struct) {
+                return struct.get(max_zcopy$LAYOUT, max_zcopy$OFFSET);
+            }
+
+            /**
+             * Setter for field:
+             * {@snippet lang=c :
+             * size_t max_zcopy
+             * }
+             */
+            public static void max_zcopy(MemorySegment struct, long fieldValue) {
+                struct.set(max_zcopy$LAYOUT, max_zcopy$OFFSET, fieldValue);
+            }
+
+            private static final OfLong opt_zcopy_align$LAYOUT = (OfLong)$LAYOUT.select(groupElement("opt_zcopy_align"));
+
+            /**
+             * Layout for field:
+             * {@snippet lang=c :
+             * size_t opt_zcopy_align
+             * }
+             */
+            public static final OfLong opt_zcopy_align$layout() {
+                return opt_zcopy_align$LAYOUT;
+            }
+
+            private static final long opt_zcopy_align$OFFSET = 32;
+
+            /**
+             * Offset for field:
+             * {@snippet lang=c :
+             * size_t opt_zcopy_align
+             * }
+             */
+            public static final long opt_zcopy_align$offset() {
+                return opt_zcopy_align$OFFSET;
+            }
+
+            /**
+             * Getter for field:
+             * {@snippet lang=c :
+             * size_t opt_zcopy_align
+             * }
+             */
+            public static long opt_zcopy_align(MemorySegment struct) {
+                return struct.get(opt_zcopy_align$LAYOUT, opt_zcopy_align$OFFSET);
+            }
+
+            /**
+             * Setter for field:
+             * {@snippet lang=c :
+             * size_t opt_zcopy_align
+             * }
+             */
+            public static void opt_zcopy_align(MemorySegment struct, long fieldValue) {
+                struct.set(opt_zcopy_align$LAYOUT, opt_zcopy_align$OFFSET, fieldValue);
+            }
+
+            private static final OfLong align_mtu$LAYOUT = (OfLong)$LAYOUT.select(groupElement("align_mtu"));
+
+            /**
+             * Layout for field:
+             * {@snippet lang=c :
+             * size_t align_mtu
+             * }
+             */
+            public static final OfLong align_mtu$layout() {
+                return align_mtu$LAYOUT;
+            }
+
+            private static final long align_mtu$OFFSET = 40;
+
+            /**
+             * Offset for field:
+             * {@snippet lang=c :
+             * size_t align_mtu
+             * }
+             */
+            public static final long align_mtu$offset() {
+                return align_mtu$OFFSET;
+            }
+
+            /**
+             * Getter for field:
+             * {@snippet lang=c :
+             * size_t align_mtu
+             * }
+             */
+            public static long align_mtu(MemorySegment struct) {
+                return struct.get(align_mtu$LAYOUT, align_mtu$OFFSET);
+            }
+
+            /**
+             * Setter for field:
+             * {@snippet lang=c :
+             * size_t align_mtu
+             * }
+             */
+            public static void align_mtu(MemorySegment struct, long fieldValue) {
+                struct.set(align_mtu$LAYOUT, align_mtu$OFFSET, fieldValue);
+            }
+
+            private static final OfLong max_iov$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_iov"));
+
+            /**
+             * Layout for field:
+             * {@snippet lang=c :
+             * size_t max_iov
+             * }
+             */
+            public static final OfLong max_iov$layout() {
+                return max_iov$LAYOUT;
+            }
+
+            private static final long max_iov$OFFSET = 48;
+
+            /**
+             * Offset for field:
+             * {@snippet lang=c :
+             * size_t max_iov
+             * }
+             */
+            public static final long max_iov$offset() {
+                return max_iov$OFFSET;
+            }
+
+            /**
+             * Getter for field:
+             * {@snippet lang=c :
+             * size_t max_iov
+             * }
+             */
+            public static long max_iov(MemorySegment struct) {
+                return struct.get(max_iov$LAYOUT, max_iov$OFFSET);
+            }
+
+            /**
+             * Setter for field:
+             * {@snippet lang=c :
+             * size_t max_iov
+             * }
+             */
+            public static void max_iov(MemorySegment struct, long fieldValue) {
+                struct.set(max_iov$LAYOUT, max_iov$OFFSET, fieldValue);
+            }
+
+            /**
+             * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.
+             * The returned segment has address {@code arrayParam.address() + index * layout().byteSize()}
+             */
+            public static MemorySegment asSlice(MemorySegment array, long index) {
+                return array.asSlice(layout().byteSize() * index);
+            }
+
+            /**
+             * The size (in bytes) of this struct
+             */
+            public static long sizeof() {
+                return layout().byteSize();
+            }
+
+            /**
+             * Allocate a segment of size {@code layout().byteSize()} using {@code allocator}
+             */
+            public static MemorySegment allocate(SegmentAllocator allocator) {
+                return allocator.allocate(layout());
+            }
+
+            /**
+             * Allocate an array of size {@code elementCount} using {@code allocator}.
+             * The returned segment has size {@code elementCount * layout().byteSize()}.
+             */
+            public static MemorySegment allocateArray(long elementCount, SegmentAllocator allocator) {
+                return allocator.allocate(MemoryLayout.sequenceLayout(elementCount, layout()));
+            }
+
+            /**
+             * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
+             * The returned segment has size {@code layout().byteSize()}
+             */
+            public static MemorySegment reinterpret(MemorySegment addr, Arena arena, Consumer<MemorySegment> cleanup) {
+                return reinterpret(addr, 1, arena, cleanup);
+            }
+
+            /**
+             * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
+             * The returned segment has size {@code elementCount * layout().byteSize()}
+             */
+            public static MemorySegment reinterpret(MemorySegment addr, long elementCount, Arena arena, Consumer<MemorySegment> cleanup) {
+                return addr.reinterpret(layout().byteSize() * elementCount, arena, cleanup);
+            }
+        }
+
+        /**
+         * {@snippet lang=c :
+         * struct {
+         *     size_t max_short;
+         *     size_t max_bcopy;
+         *     size_t min_zcopy;
+         *     size_t max_zcopy;
+         *     size_t opt_zcopy_align;
+         *     size_t align_mtu;
+         *     size_t max_hdr;
+         *     size_t max_iov;
+         * }
+         * }
+         */
+        public static class am {
+
+            am() {
+                // Should not be called directly
+            }
+
+            private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
+                ucx_h.C_LONG.withName("max_short"),
+                ucx_h.C_LONG.withName("max_bcopy"),
+                ucx_h.C_LONG.withName("min_zcopy"),
+                ucx_h.C_LONG.withName("max_zcopy"),
+                ucx_h.C_LONG.withName("opt_zcopy_align"),
+                ucx_h.C_LONG.withName("align_mtu"),
+                ucx_h.C_LONG.withName("max_hdr"),
+                ucx_h.C_LONG.withName("max_iov")
+            ).withName("am");
+
+            /**
+             * The layout of this struct
+             */
+            public static final GroupLayout layout() {
+                return $LAYOUT;
+            }
+
+            private static final OfLong max_short$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_short"));
+
+            /**
+             * Layout for field:
+             * {@snippet lang=c :
+             * size_t max_short
+             * }
+             */
+            public static final OfLong max_short$layout() {
+                return max_short$LAYOUT;
+            }
+
+            private static final long max_short$OFFSET = 0;
+
+            /**
+             * Offset for field:
+             * {@snippet lang=c :
+             * size_t max_short
+             * }
+             */
+            public static final long max_short$offset() {
+                return max_short$OFFSET;
+            }
+
+            /**
+             * Getter for field:
+             * {@snippet lang=c :
+             * size_t max_short
+             * }
+             */
+            public static long max_short(MemorySegment struct) {
+                return struct.get(max_short$LAYOUT, max_short$OFFSET);
+            }
+
+            /**
+             * Setter for field:
+             * {@snippet lang=c :
+             * size_t max_short
+             * }
+             */
+            public static void max_short(MemorySegment struct, long fieldValue) {
+                struct.set(max_short$LAYOUT, max_short$OFFSET, fieldValue);
+            }
+
+            private static final OfLong max_bcopy$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_bcopy"));
+
+            /**
+             * Layout for field:
+             * {@snippet lang=c :
+             * size_t max_bcopy
+             * }
+             */
+            public static final OfLong max_bcopy$layout() {
+                return max_bcopy$LAYOUT;
+            }
+
+            private static final long max_bcopy$OFFSET = 8;
+
+            /**
+             * Offset for field:
+             * {@snippet lang=c :
+             * size_t max_bcopy
+             * }
+             */
+            public static final long max_bcopy$offset() {
+                return max_bcopy$OFFSET;
+            }
+
+            /**
+             * Getter for field:
+             * {@snippet lang=c :
+             * size_t max_bcopy
+             * }
+             */
+            public static long max_bcopy(MemorySegment struct) {
+                return struct.get(max_bcopy$LAYOUT, max_bcopy$OFFSET);
+            }
+
+            /**
+             * Setter for field:
+             * {@snippet lang=c :
+             * size_t max_bcopy
+             * }
+             */
+            public static void max_bcopy(MemorySegment struct, long fieldValue) {
+                struct.set(max_bcopy$LAYOUT, max_bcopy$OFFSET, fieldValue);
+            }
+
+            private static final OfLong min_zcopy$LAYOUT = (OfLong)$LAYOUT.select(groupElement("min_zcopy"));
+
+            /**
+             * Layout for field:
+             * {@snippet lang=c :
+             * size_t min_zcopy
+             * }
+             */
+            public static final OfLong min_zcopy$layout() {
+                return min_zcopy$LAYOUT;
+            }
+
+            private static final long min_zcopy$OFFSET = 16;
+
+            /**
+             * Offset for field:
+             * {@snippet lang=c :
+             * size_t min_zcopy
+             * }
+             */
+            public static final long min_zcopy$offset() {
+                return min_zcopy$OFFSET;
+            }
+
+            /**
+             * Getter for field:
+             * {@snippet lang=c :
+             * size_t min_zcopy
+             * }
+             */
+            public static long min_zcopy(MemorySegment struct) {
+                return struct.get(min_zcopy$LAYOUT, min_zcopy$OFFSET);
+            }
+
+            /**
+             * Setter for field:
+             * {@snippet lang=c :
+             * size_t min_zcopy
+             * }
+             */
+            public static void min_zcopy(MemorySegment struct, long fieldValue) {
+                struct.set(min_zcopy$LAYOUT, min_zcopy$OFFSET, fieldValue);
+            }
+
+            private static final OfLong max_zcopy$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_zcopy"));
+
+            /**
+             * Layout for field:
+             * {@snippet lang=c :
+             * size_t max_zcopy
+             * }
+             */
+            public static final OfLong max_zcopy$layout() {
+                return max_zcopy$LAYOUT;
+            }
+
+            private static final long max_zcopy$OFFSET = 24;
+
+            /**
+             * Offset for field:
+             * {@snippet lang=c :
+             * size_t max_zcopy
+             * }
+             */
+            public static final long max_zcopy$offset() {
+                return max_zcopy$OFFSET;
+            }
+
+            /**
+             * Getter for field:
+             * {@snippet lang=c :
+             * size_t max_zcopy
+             * }
+             */
+            public static long max_zcopy(MemorySegment struct) {
+                return struct.get(max_zcopy$LAYOUT, max_zcopy$OFFSET);
+            }
+
+            /**
+             * Setter for field:
+             * {@snippet lang=c :
+             * size_t max_zcopy
+             * }
+             */
+            public static void max_zcopy(MemorySegment struct, long fieldValue) {
+                struct.set(max_zcopy$LAYOUT, max_zcopy$OFFSET, fieldValue);
+            }
+
+            private static final OfLong opt_zcopy_align$LAYOUT = (OfLong)$LAYOUT.select(groupElement("opt_zcopy_align"));
+
+            /**
+             * Layout for field:
+             * {@snippet lang=c :
+             * size_t opt_zcopy_align
+             * }
+             */
+            public static final OfLong opt_zcopy_align$layout() {
+                return opt_zcopy_align$LAYOUT;
+            }
+
+            private static final long opt_zcopy_align$OFFSET = 32;
+
+            /**
+             * Offset for field:
+             * {@snippet lang=c :
+             * size_t opt_zcopy_align
+             * }
+             */
+            public static final long opt_zcopy_align$offset() {
+                return opt_zcopy_align$OFFSET;
+            }
+
+            /**
+             * Getter for field:
+             * {@snippet lang=c :
+             * size_t opt_zcopy_align
+             * }
+             */
+            public static long opt_zcopy_align(MemorySegment struct) {
+                return struct.get(opt_zcopy_align$LAYOUT, opt_zcopy_align$OFFSET);
+            }
+
+            /**
+             * Setter for field:
+             * {@snippet lang=c :
+             * size_t opt_zcopy_align
+             * }
+             */
+            public static void opt_zcopy_align(MemorySegment struct, long fieldValue) {
+                struct.set(opt_zcopy_align$LAYOUT, opt_zcopy_align$OFFSET, fieldValue);
+            }
+
+            private static final OfLong align_mtu$LAYOUT = (OfLong)$LAYOUT.select(groupElement("align_mtu"));
+
+            /**
+             * Layout for field:
+             * {@snippet lang=c :
+             * size_t align_mtu
+             * }
+             */
+            public static final OfLong align_mtu$layout() {
+                return align_mtu$LAYOUT;
+            }
+
+            private static final long align_mtu$OFFSET = 40;
+
+            /**
+             * Offset for field:
+             * {@snippet lang=c :
+             * size_t align_mtu
+             * }
+             */
+            public static final long align_mtu$offset() {
+                return align_mtu$OFFSET;
+            }
+
+            /**
+             * Getter for field:
+             * {@snippet lang=c :
+             * size_t align_mtu
+             * }
+             */
+            public static long align_mtu(MemorySegment struct) {
+                return struct.get(align_mtu$LAYOUT, align_mtu$OFFSET);
+            }
+
+            /**
+             * Setter for field:
+             * {@snippet lang=c :
+             * size_t align_mtu
+             * }
+             */
+            public static void align_mtu(MemorySegment struct, long fieldValue) {
+                struct.set(align_mtu$LAYOUT, align_mtu$OFFSET, fieldValue);
+            }
+
+            private static final OfLong max_hdr$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_hdr"));
+
+            /**
+             * Layout for field:
+             * {@snippet lang=c :
+             * size_t max_hdr
+             * }
+             */
+            public static final OfLong max_hdr$layout() {
+                return max_hdr$LAYOUT;
+            }
+
+            private static final long max_hdr$OFFSET = 48;
+
+            /**
+             * Offset for field:
+             * {@snippet lang=c :
+             * size_t max_hdr
+             * }
+             */
+            public static final long max_hdr$offset() {
+                return max_hdr$OFFSET;
+            }
+
+            /**
+             * Getter for field:
+             * {@snippet lang=c :
+             * size_t max_hdr
+             * }
+             */
+            public static long max_hdr(MemorySegment struct) {
+                return struct.get(max_hdr$LAYOUT, max_hdr$OFFSET);
+            }
+
+            /**
+             * Setter for field:
+             * {@snippet lang=c :
+             * size_t max_hdr
+             * }
+             */
+            public static void max_hdr(MemorySegment struct, long fieldValue) {
+                struct.set(max_hdr$LAYOUT, max_hdr$OFFSET, fieldValue);
+            }
+
+            private static final OfLong max_iov$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_iov"));
+
+            /**
+             * Layout for field:
+             * {@snippet lang=c :
+             * size_t max_iov
+             * }
+             */
+            public static final OfLong max_iov$layout() {
+                return max_iov$LAYOUT;
+            }
+
+            private static final long max_iov$OFFSET = 56;
+
+            /**
+             * Offset for field:
+             * {@snippet lang=c :
+             * size_t max_iov
+             * }
+             */
+            public static final long max_iov$offset() {
+                return max_iov$OFFSET;
+            }
+
+            /**
+             * Getter for field:
+             * {@snippet lang=c :
+             * size_t max_iov
+             * }
+             */
+            public static long max_iov(MemorySegment struct) {
+                return struct.get(max_iov$LAYOUT, max_iov$OFFSET);
+            }
+
+            /**
+             * Setter for field:
+             * {@snippet lang=c :
+             * size_t max_iov
+             * }
+             */
+            public static void max_iov(MemorySegment struct, long fieldValue) {
+                struct.set(max_iov$LAYOUT, max_iov$OFFSET, fieldValue);
+            }
+
+            /**
+             * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.
+             * The returned segment has address {@code arrayParam.address() + index * layout().byteSize()}
+             */
+            public static MemorySegment asSlice(MemorySegment array, long index) {
+                return array.asSlice(layout().byteSize() * index);
+            }
+
+            /**
+             * The size (in bytes) of this struct
+             */
+            public static long sizeof() {
+                return layout().byteSize();
+            }
+
+            /**
+             * Allocate a segment of size {@code layout().byteSize()} using {@code allocator}
+             */
+            public static MemorySegment allocate(SegmentAllocator allocator) {
+                return allocator.allocate(layout());
+            }
+
+            /**
+             * Allocate an array of size {@code elementCount} using {@code allocator}.
+             * The returned segment has size {@code elementCount * layout().byteSize()}.
+             */
+            public static MemorySegment allocateArray(long elementCount, SegmentAllocator allocator) {
+                return allocator.allocate(MemoryLayout.sequenceLayout(elementCount, layout()));
+            }
+
+            /**
+             * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
+             * The returned segment has size {@code layout().byteSize()}
+             */
+            public static MemorySegment reinterpret(MemorySegment addr, Arena arena, Consumer<MemorySegment> cleanup) {
+                return reinterpret(addr, 1, arena, cleanup);
+            }
+
+            /**
+             * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
+             * The returned segment has size {@code elementCount * layout().byteSize()}
+             */
+            public static MemorySegment reinterpret(MemorySegment addr, long elementCount, Arena arena, Consumer<MemorySegment> cleanup) {
+                return addr.reinterpret(layout().byteSize() * elementCount, arena, cleanup);
+            }
+        }
+
+        /**
+         * {@snippet lang=c :
+         * struct {
+         *     struct {
+         *         size_t min_recv;
+         *         size_t max_zcopy;
+         *         size_t max_iov;
+         *         size_t max_outstanding;
+         *     } recv;
+         *     struct {
+         *         size_t max_short;
+         *         size_t max_bcopy;
+         *         size_t max_zcopy;
+         *         size_t max_iov;
+         *     } eager;
+         *     struct {
+         *         size_t max_zcopy;
+         *         size_t max_hdr;
+         *         size_t max_iov;
+         *     } rndv;
+         * }
+         * }
+         */
+        public static class tag {
+
+            tag() {
+                // Should not be called directly
+            }
+
+            private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
+                uct_iface_attr.cap.tag.recv.layout().withName("recv"),
+                uct_iface_attr.cap.tag.eager.layout().withName("eager"),
+                uct_iface_attr.cap.tag.rndv.layout().withName("rndv")
+            ).withName("tag");
+
+            /**
+             * The layout of this struct
+             */
+            public static final GroupLayout layout() {
+                return $LAYOUT;
+            }
+
+            private static final GroupLayout recv$LAYOUT = (GroupLayout)$LAYOUT.select(groupElement("recv"));
+
+            /**
+             * Layout for field:
+             * {@snippet lang=c :
+             * struct (unnamed struct at uct/api/uct.h:982:13) recv
+             * }
+             */
+            public static final GroupLayout recv$layout() {
+                return recv$LAYOUT;
+            }
+
+            private static final long recv$OFFSET = 0;
+
+            /**
+             * Offset for field:
+             * {@snippet lang=c :
+             * struct (unnamed struct at uct/api/uct.h:982:13) recv
+             * }
+             */
+            public static final long recv$offset() {
+                return recv$OFFSET;
+            }
+
+            /**
+             * Getter for field:
+             * {@snippet lang=c :
+             * struct (unnamed struct at uct/api/uct.h:982:13) recv
+             * }
+             */
+            public static MemorySegment recv(MemorySegment struct) {
+                return struct.asSlice(recv$OFFSET, recv$LAYOUT.byteSize());
+            }
+
+            /**
+             * Setter for field:
+             * {@snippet lang=c :
+             * struct (unnamed struct at uct/api/uct.h:982:13) recv
+             * }
+             */
+            public static void recv(MemorySegment struct, MemorySegment fieldValue) {
+                MemorySegment.copy(fieldValue, 0L, struct, recv$OFFSET, recv$LAYOUT.byteSize());
+            }
+
+            private static final GroupLayout eager$LAYOUT = (GroupLayout)$LAYOUT.select(groupElement("eager"));
+
+            /**
+             * Layout for field:
+             * {@snippet lang=c :
+             * struct (unnamed struct at uct/api/uct.h:993:13) eager
+             * }
+             */
+            public static final GroupLayout eager$layout() {
+                return eager$LAYOUT;
+            }
+
+            private static final long eager$OFFSET = 32;
+
+            /**
+             * Offset for field:
+             * {@snippet lang=c :
+             * struct (unnamed struct at uct/api/uct.h:993:13) eager
+             * }
+             */
+            public static final long eager$offset() {
+                return eager$OFFSET;
+            }
+
+            /**
+             * Getter for field:
+             * {@snippet lang=c :
+             * struct (unnamed struct at uct/api/uct.h:993:13) eager
+             * }
+             */
+            public static MemorySegment eager(MemorySegment struct) {
+                return struct.asSlice(eager$OFFSET, eager$LAYOUT.byteSize());
+            }
+
+            /**
+             * Setter for field:
+             * {@snippet lang=c :
+             * struct (unnamed struct at uct/api/uct.h:993:13) eager
+             * }
+             */
+            public static void eager(MemorySegment struct, MemorySegment fieldValue) {
+                MemorySegment.copy(fieldValue, 0L, struct, eager$OFFSET, eager$LAYOUT.byteSize());
+            }
+
+            private static final GroupLayout rndv$LAYOUT = (GroupLayout)$LAYOUT.select(groupElement("rndv"));
+
+            /**
+             * Layout for field:
+             * {@snippet lang=c :
+             * struct (unnamed struct at uct/api/uct.h:1004:13) rndv
+             * }
+             */
+            public static final GroupLayout rndv$layout() {
+                return rndv$LAYOUT;
+            }
+
+            private static final long rndv$OFFSET = 64;
+
+            /**
+             * Offset for field:
+             * {@snippet lang=c :
+             * struct (unnamed struct at uct/api/uct.h:1004:13) rndv
+             * }
+             */
+            public static final long rndv$offset() {
+                return rndv$OFFSET;
+            }
+
+            /**
+             * Getter for field:
+             * {@snippet lang=c :
+             * struct (unnamed struct at uct/api/uct.h:1004:13) rndv
+             * }
+             */
+            public static MemorySegment rndv(MemorySegment struct) {
+                return struct.asSlice(rndv$OFFSET, rndv$LAYOUT.byteSize());
+            }
+
+            /**
+             * Setter for field:
+             * {@snippet lang=c :
+             * struct (unnamed struct at uct/api/uct.h:1004:13) rndv
+             * }
+             */
+            public static void rndv(MemorySegment struct, MemorySegment fieldValue) {
+                MemorySegment.copy(fieldValue, 0L, struct, rndv$OFFSET, rndv$LAYOUT.byteSize());
+            }
+
+            /**
+             * {@snippet lang=c :
+             * struct {
+             *     size_t min_recv;
+             *     size_t max_zcopy;
+             *     size_t max_iov;
+             *     size_t max_outstanding;
+             * }
+             * }
+             */
+            public static class recv {
+
+                recv() {
+                    // Should not be called directly
+                }
+
+                private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
+                    ucx_h.C_LONG.withName("min_recv"),
+                    ucx_h.C_LONG.withName("max_zcopy"),
+                    ucx_h.C_LONG.withName("max_iov"),
+                    ucx_h.C_LONG.withName("max_outstanding")
+                ).withName("recv");
+
+                /**
+                 * The layout of this struct
+                 */
+                public static final GroupLayout layout() {
+                    return $LAYOUT;
+                }
+
+                private static final OfLong min_recv$LAYOUT = (OfLong)$LAYOUT.select(groupElement("min_recv"));
+
+                /**
+                 * Layout for field:
+                 * {@snippet lang=c :
+                 * size_t min_recv
+                 * }
+                 */
+                public static final OfLong min_recv$layout() {
+                    return min_recv$LAYOUT;
+                }
+
+                private static final long min_recv$OFFSET = 0;
+
+                /**
+                 * Offset for field:
+                 * {@snippet lang=c :
+                 * size_t min_recv
+                 * }
+                 */
+                public static final long min_recv$offset() {
+                    return min_recv$OFFSET;
+                }
+
+                /**
+                 * Getter for field:
+                 * {@snippet lang=c :
+                 * size_t min_recv
+                 * }
+                 */
+                public static long min_recv(MemorySegment struct) {
+                    return struct.get(min_recv$LAYOUT, min_recv$OFFSET);
+                }
+
+                /**
+                 * Setter for field:
+                 * {@snippet lang=c :
+                 * size_t min_recv
+                 * }
+                 */
+                public static void min_recv(MemorySegment struct, long fieldValue) {
+                    struct.set(min_recv$LAYOUT, min_recv$OFFSET, fieldValue);
+                }
+
+                private static final OfLong max_zcopy$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_zcopy"));
+
+                /**
+                 * Layout for field:
+                 * {@snippet lang=c :
+                 * size_t max_zcopy
+                 * }
+                 */
+                public static final OfLong max_zcopy$layout() {
+                    return max_zcopy$LAYOUT;
+                }
+
+                private static final long max_zcopy$OFFSET = 8;
+
+                /**
+                 * Offset for field:
+                 * {@snippet lang=c :
+                 * size_t max_zcopy
+                 * }
+                 */
+                public static final long max_zcopy$offset() {
+                    return max_zcopy$OFFSET;
+                }
+
+                /**
+                 * Getter for field:
+                 * {@snippet lang=c :
+                 * size_t max_zcopy
+                 * }
+                 */
+                public static long max_zcopy(MemorySegment struct) {
+                    return struct.get(max_zcopy$LAYOUT, max_zcopy$OFFSET);
+                }
+
+                /**
+                 * Setter for field:
+                 * {@snippet lang=c :
+                 * size_t max_zcopy
+                 * }
+                 */
+                public static void max_zcopy(MemorySegment struct, long fieldValue) {
+                    struct.set(max_zcopy$LAYOUT, max_zcopy$OFFSET, fieldValue);
+                }
+
+                private static final OfLong max_iov$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_iov"));
+
+                /**
+                 * Layout for field:
+                 * {@snippet lang=c :
+                 * size_t max_iov
+                 * }
+                 */
+                public static final OfLong max_iov$layout() {
+                    return max_iov$LAYOUT;
+                }
+
+                private static final long max_iov$OFFSET = 16;
+
+                /**
+                 * Offset for field:
+                 * {@snippet lang=c :
+                 * size_t max_iov
+                 * }
+                 */
+                public static final long max_iov$offset() {
+                    return max_iov$OFFSET;
+                }
+
+                /**
+                 * Getter for field:
+                 * {@snippet lang=c :
+                 * size_t max_iov
+                 * }
+                 */
+                public static long max_iov(MemorySegment struct) {
+                    return struct.get(max_iov$LAYOUT, max_iov$OFFSET);
+                }
+
+                /**
+                 * Setter for field:
+                 * {@snippet lang=c :
+                 * size_t max_iov
+                 * }
+                 */
+                public static void max_iov(MemorySegment struct, long fieldValue) {
+                    struct.set(max_iov$LAYOUT, max_iov$OFFSET, fieldValue);
+                }
+
+                private static final OfLong max_outstanding$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_outstanding"));
+
+                /**
+                 * Layout for field:
+                 * {@snippet lang=c :
+                 * size_t max_outstanding
+                 * }
+                 */
+                public static final OfLong max_outstanding$layout() {
+                    return max_outstanding$LAYOUT;
+                }
+
+                private static final long max_outstanding$OFFSET = 24;
+
+                /**
+                 * Offset for field:
+                 * {@snippet lang=c :
+                 * size_t max_outstanding
+                 * }
+                 */
+                public static final long max_outstanding$offset() {
+                    return max_outstanding$OFFSET;
+                }
+
+                /**
+                 * Getter for field:
+                 * {@snippet lang=c :
+                 * size_t max_outstanding
+                 * }
+                 */
+                public static long max_outstanding(MemorySegment struct) {
+                    return struct.get(max_outstanding$LAYOUT, max_outstanding$OFFSET);
+                }
+
+                /**
+                 * Setter for field:
+                 * {@snippet lang=c :
+                 * size_t max_outstanding
+                 * }
+                 */
+                public static void max_outstanding(MemorySegment struct, long fieldValue) {
+                    struct.set(max_outstanding$LAYOUT, max_outstanding$OFFSET, fieldValue);
+                }
+
+                /**
+                 * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.
+                 * The returned segment has address {@code arrayParam.address() + index * layout().byteSize()}
+                 */
+                public static MemorySegment asSlice(MemorySegment array, long index) {
+                    return array.asSlice(layout().byteSize() * index);
+                }
+
+                /**
+                 * The size (in bytes) of this struct
+                 */
+                public static long sizeof() {
+                    return layout().byteSize();
+                }
+
+                /**
+                 * Allocate a segment of size {@code layout().byteSize()} using {@code allocator}
+                 */
+                public static MemorySegment allocate(SegmentAllocator allocator) {
+                    return allocator.allocate(layout());
+                }
+
+                /**
+                 * Allocate an array of size {@code elementCount} using {@code allocator}.
+                 * The returned segment has size {@code elementCount * layout().byteSize()}.
+                 */
+                public static MemorySegment allocateArray(long elementCount, SegmentAllocator allocator) {
+                    return allocator.allocate(MemoryLayout.sequenceLayout(elementCount, layout()));
+                }
+
+                /**
+                 * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
+                 * The returned segment has size {@code layout().byteSize()}
+                 */
+                public static MemorySegment reinterpret(MemorySegment addr, Arena arena, Consumer<MemorySegment> cleanup) {
+                    return reinterpret(addr, 1, arena, cleanup);
+                }
+
+                /**
+                 * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
+                 * The returned segment has size {@code elementCount * layout().byteSize()}
+                 */
+                public static MemorySegment reinterpret(MemorySegment addr, long elementCount, Arena arena, Consumer<MemorySegment> cleanup) {
+                    return addr.reinterpret(layout().byteSize() * elementCount, arena, cleanup);
+                }
+            }
+
+            /**
              * {@snippet lang=c :
              * struct {
              *     size_t max_short;
              *     size_t max_bcopy;
-             *     size_t min_zcopy;
              *     size_t max_zcopy;
-             *     size_t opt_zcopy_align;
-             *     size_t align_mtu;
              *     size_t max_iov;
              * }
              * }
              */
-            public static class put {
+            public static class eager {
 
-                put() {
+                eager() {
                     // Should not be called directly
                 }
 
                 private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
                     ucx_h.C_LONG.withName("max_short"),
                     ucx_h.C_LONG.withName("max_bcopy"),
-                    ucx_h.C_LONG.withName("min_zcopy"),
                     ucx_h.C_LONG.withName("max_zcopy"),
-                    ucx_h.C_LONG.withName("opt_zcopy_align"),
-                    ucx_h.C_LONG.withName("align_mtu"),
                     ucx_h.C_LONG.withName("max_iov")
-                ).withName("put");
+                ).withName("eager");
 
                 /**
                  * The layout of this struct
@@ -1100,50 +2847,6 @@ public class uct_iface_attr {
                     struct.set(max_bcopy$LAYOUT, max_bcopy$OFFSET, fieldValue);
                 }
 
-                private static final OfLong min_zcopy$LAYOUT = (OfLong)$LAYOUT.select(groupElement("min_zcopy"));
-
-                /**
-                 * Layout for field:
-                 * {@snippet lang=c :
-                 * size_t min_zcopy
-                 * }
-                 */
-                public static final OfLong min_zcopy$layout() {
-                    return min_zcopy$LAYOUT;
-                }
-
-                private static final long min_zcopy$OFFSET = 16;
-
-                /**
-                 * Offset for field:
-                 * {@snippet lang=c :
-                 * size_t min_zcopy
-                 * }
-                 */
-                public static final long min_zcopy$offset() {
-                    return min_zcopy$OFFSET;
-                }
-
-                /**
-                 * Getter for field:
-                 * {@snippet lang=c :
-                 * size_t min_zcopy
-                 * }
-                 */
-                public static long min_zcopy(MemorySegment struct) {
-                    return struct.get(min_zcopy$LAYOUT, min_zcopy$OFFSET);
-                }
-
-                /**
-                 * Setter for field:
-                 * {@snippet lang=c :
-                 * size_t min_zcopy
-                 * }
-                 */
-                public static void min_zcopy(MemorySegment struct, long fieldValue) {
-                    struct.set(min_zcopy$LAYOUT, min_zcopy$OFFSET, fieldValue);
-                }
-
                 private static final OfLong max_zcopy$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_zcopy"));
 
                 /**
@@ -1156,7 +2859,7 @@ public class uct_iface_attr {
                     return max_zcopy$LAYOUT;
                 }
 
-                private static final long max_zcopy$OFFSET = 24;
+                private static final long max_zcopy$OFFSET = 16;
 
                 /**
                  * Offset for field:
@@ -1188,94 +2891,6 @@ public class uct_iface_attr {
                     struct.set(max_zcopy$LAYOUT, max_zcopy$OFFSET, fieldValue);
                 }
 
-                private static final OfLong opt_zcopy_align$LAYOUT = (OfLong)$LAYOUT.select(groupElement("opt_zcopy_align"));
-
-                /**
-                 * Layout for field:
-                 * {@snippet lang=c :
-                 * size_t opt_zcopy_align
-                 * }
-                 */
-                public static final OfLong opt_zcopy_align$layout() {
-                    return opt_zcopy_align$LAYOUT;
-                }
-
-                private static final long opt_zcopy_align$OFFSET = 32;
-
-                /**
-                 * Offset for field:
-                 * {@snippet lang=c :
-                 * size_t opt_zcopy_align
-                 * }
-                 */
-                public static final long opt_zcopy_align$offset() {
-                    return opt_zcopy_align$OFFSET;
-                }
-
-                /**
-                 * Getter for field:
-                 * {@snippet lang=c :
-                 * size_t opt_zcopy_align
-                 * }
-                 */
-                public static long opt_zcopy_align(MemorySegment struct) {
-                    return struct.get(opt_zcopy_align$LAYOUT, opt_zcopy_align$OFFSET);
-                }
-
-                /**
-                 * Setter for field:
-                 * {@snippet lang=c :
-                 * size_t opt_zcopy_align
-                 * }
-                 */
-                public static void opt_zcopy_align(MemorySegment struct, long fieldValue) {
-                    struct.set(opt_zcopy_align$LAYOUT, opt_zcopy_align$OFFSET, fieldValue);
-                }
-
-                private static final OfLong align_mtu$LAYOUT = (OfLong)$LAYOUT.select(groupElement("align_mtu"));
-
-                /**
-                 * Layout for field:
-                 * {@snippet lang=c :
-                 * size_t align_mtu
-                 * }
-                 */
-                public static final OfLong align_mtu$layout() {
-                    return align_mtu$LAYOUT;
-                }
-
-                private static final long align_mtu$OFFSET = 40;
-
-                /**
-                 * Offset for field:
-                 * {@snippet lang=c :
-                 * size_t align_mtu
-                 * }
-                 */
-                public static final long align_mtu$offset() {
-                    return align_mtu$OFFSET;
-                }
-
-                /**
-                 * Getter for field:
-                 * {@snippet lang=c :
-                 * size_t align_mtu
-                 * }
-                 */
-                public static long align_mtu(MemorySegment struct) {
-                    return struct.get(align_mtu$LAYOUT, align_mtu$OFFSET);
-                }
-
-                /**
-                 * Setter for field:
-                 * {@snippet lang=c :
-                 * size_t align_mtu
-                 * }
-                 */
-                public static void align_mtu(MemorySegment struct, long fieldValue) {
-                    struct.set(align_mtu$LAYOUT, align_mtu$OFFSET, fieldValue);
-                }
-
                 private static final OfLong max_iov$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_iov"));
 
                 /**
@@ -1288,7 +2903,7 @@ public class uct_iface_attr {
                     return max_iov$LAYOUT;
                 }
 
-                private static final long max_iov$OFFSET = 48;
+                private static final long max_iov$OFFSET = 24;
 
                 /**
                  * Offset for field:
@@ -1367,565 +2982,32 @@ public class uct_iface_attr {
                 }
             }
 
-        /**
+            /**
              * {@snippet lang=c :
              * struct {
-             *     size_t max_short;
-             *     size_t max_bcopy;
-             *     size_t min_zcopy;
              *     size_t max_zcopy;
-             *     size_t opt_zcopy_align;
-             *     size_t align_mtu;
-             *     size_t max_iov;
-             * }
-             * }
-             */
-            public static class get {
-
-                get() {
-                    // Should not be called directly
-                }
-
-                private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
-                    ucx_h.C_LONG.withName("max_short"),
-                    ucx_h.C_LONG.withName("max_bcopy"),
-                    ucx_h.C_LONG.withName("min_zcopy"),
-                    ucx_h.C_LONG.withName("max_zcopy"),
-                    ucx_h.C_LONG.withName("opt_zcopy_align"),
-                    ucx_h.C_LONG.withName("align_mtu"),
-                    ucx_h.C_LONG.withName("max_iov")
-                ).withName("get");
-
-                /**
-                 * The layout of this struct
-                 */
-                public static final GroupLayout layout() {
-                    return $LAYOUT;
-                }
-
-                private static final OfLong max_short$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_short"));
-
-                /**
-                 * Layout for field:
-                 * {@snippet lang=c :
-                 * size_t max_short
-                 * }
-                 */
-                public static final OfLong max_short$layout() {
-                    return max_short$LAYOUT;
-                }
-
-                private static final long max_short$OFFSET = 0;
-
-                /**
-                 * Offset for field:
-                 * {@snippet lang=c :
-                 * size_t max_short
-                 * }
-                 */
-                public static final long max_short$offset() {
-                    return max_short$OFFSET;
-                }
-
-                /**
-                 * Getter for field:
-                 * {@snippet lang=c :
-                 * size_t max_short
-                 * }
-                 */
-                public static long max_short(MemorySegment struct) {
-                    return struct.get(max_short$LAYOUT, max_short$OFFSET);
-                }
-
-                /**
-                 * Setter for field:
-                 * {@snippet lang=c :
-                 * size_t max_short
-                 * }
-                 */
-                public static void max_short(MemorySegment struct, long fieldValue) {
-                    struct.set(max_short$LAYOUT, max_short$OFFSET, fieldValue);
-                }
-
-                private static final OfLong max_bcopy$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_bcopy"));
-
-                /**
-                 * Layout for field:
-                 * {@snippet lang=c :
-                 * size_t max_bcopy
-                 * }
-                 */
-                public static final OfLong max_bcopy$layout() {
-                    return max_bcopy$LAYOUT;
-                }
-
-                private static final long max_bcopy$OFFSET = 8;
-
-                /**
-                 * Offset for field:
-                 * {@snippet lang=c :
-                 * size_t max_bcopy
-                 * }
-                 */
-                public static final long max_bcopy$offset() {
-                    return max_bcopy$OFFSET;
-                }
-
-                /**
-                 * Getter for field:
-                 * {@snippet lang=c :
-                 * size_t max_bcopy
-                 * }
-                 */
-                public static long max_bcopy(MemorySegment struct) {
-                    return struct.get(max_bcopy$LAYOUT, max_bcopy$OFFSET);
-                }
-
-                /**
-                 * Setter for field:
-                 * {@snippet lang=c :
-                 * size_t max_bcopy
-                 * }
-                 */
-                public static void max_bcopy(MemorySegment struct, long fieldValue) {
-                    struct.set(max_bcopy$LAYOUT, max_bcopy$OFFSET, fieldValue);
-                }
-
-                private static final OfLong min_zcopy$LAYOUT = (OfLong)$LAYOUT.select(groupElement("min_zcopy"));
-
-                /**
-                 * Layout for field:
-                 * {@snippet lang=c :
-                 * size_t min_zcopy
-                 * }
-                 */
-                public static final OfLong min_zcopy$layout() {
-                    return min_zcopy$LAYOUT;
-                }
-
-                private static final long min_zcopy$OFFSET = 16;
-
-                /**
-                 * Offset for field:
-                 * {@snippet lang=c :
-                 * size_t min_zcopy
-                 * }
-                 */
-                public static final long min_zcopy$offset() {
-                    return min_zcopy$OFFSET;
-                }
-
-                /**
-                 * Getter for field:
-                 * {@snippet lang=c :
-                 * size_t min_zcopy
-                 * }
-                 */
-                public static long min_zcopy(MemorySegment struct) {
-                    return struct.get(min_zcopy$LAYOUT, min_zcopy$OFFSET);
-                }
-
-                /**
-                 * Setter for field:
-                 * {@snippet lang=c :
-                 * size_t min_zcopy
-                 * }
-                 */
-                public static void min_zcopy(MemorySegment struct, long fieldValue) {
-                    struct.set(min_zcopy$LAYOUT, min_zcopy$OFFSET, fieldValue);
-                }
-
-                private static final OfLong max_zcopy$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_zcopy"));
-
-                /**
-                 * Layout for field:
-                 * {@snippet lang=c :
-                 * size_t max_zcopy
-                 * }
-                 */
-                public static final OfLong max_zcopy$layout() {
-                    return max_zcopy$LAYOUT;
-                }
-
-                private static final long max_zcopy$OFFSET = 24;
-
-                /**
-                 * Offset for field:
-                 * {@snippet lang=c :
-                 * size_t max_zcopy
-                 * }
-                 */
-                public static final long max_zcopy$offset() {
-                    return max_zcopy$OFFSET;
-                }
-
-                /**
-                 * Getter for field:
-                 * {@snippet lang=c :
-                 * size_t max_zcopy
-                 * }
-                 */
-                public static long max_zcopy(MemorySegment struct) {
-                    return struct.get(max_zcopy$LAYOUT, max_zcopy$OFFSET);
-                }
-
-                /**
-                 * Setter for field:
-                 * {@snippet lang=c :
-                 * size_t max_zcopy
-                 * }
-                 */
-                public static void max_zcopy(MemorySegment struct, long fieldValue) {
-                    struct.set(max_zcopy$LAYOUT, max_zcopy$OFFSET, fieldValue);
-                }
-
-                private static final OfLong opt_zcopy_align$LAYOUT = (OfLong)$LAYOUT.select(groupElement("opt_zcopy_align"));
-
-                /**
-                 * Layout for field:
-                 * {@snippet lang=c :
-                 * size_t opt_zcopy_align
-                 * }
-                 */
-                public static final OfLong opt_zcopy_align$layout() {
-                    return opt_zcopy_align$LAYOUT;
-                }
-
-                private static final long opt_zcopy_align$OFFSET = 32;
-
-                /**
-                 * Offset for field:
-                 * {@snippet lang=c :
-                 * size_t opt_zcopy_align
-                 * }
-                 */
-                public static final long opt_zcopy_align$offset() {
-                    return opt_zcopy_align$OFFSET;
-                }
-
-                /**
-                 * Getter for field:
-                 * {@snippet lang=c :
-                 * size_t opt_zcopy_align
-                 * }
-                 */
-                public static long opt_zcopy_align(MemorySegment struct) {
-                    return struct.get(opt_zcopy_align$LAYOUT, opt_zcopy_align$OFFSET);
-                }
-
-                /**
-                 * Setter for field:
-                 * {@snippet lang=c :
-                 * size_t opt_zcopy_align
-                 * }
-                 */
-                public static void opt_zcopy_align(MemorySegment struct, long fieldValue) {
-                    struct.set(opt_zcopy_align$LAYOUT, opt_zcopy_align$OFFSET, fieldValue);
-                }
-
-                private static final OfLong align_mtu$LAYOUT = (OfLong)$LAYOUT.select(groupElement("align_mtu"));
-
-                /**
-                 * Layout for field:
-                 * {@snippet lang=c :
-                 * size_t align_mtu
-                 * }
-                 */
-                public static final OfLong align_mtu$layout() {
-                    return align_mtu$LAYOUT;
-                }
-
-                private static final long align_mtu$OFFSET = 40;
-
-                /**
-                 * Offset for field:
-                 * {@snippet lang=c :
-                 * size_t align_mtu
-                 * }
-                 */
-                public static final long align_mtu$offset() {
-                    return align_mtu$OFFSET;
-                }
-
-                /**
-                 * Getter for field:
-                 * {@snippet lang=c :
-                 * size_t align_mtu
-                 * }
-                 */
-                public static long align_mtu(MemorySegment struct) {
-                    return struct.get(align_mtu$LAYOUT, align_mtu$OFFSET);
-                }
-
-                /**
-                 * Setter for field:
-                 * {@snippet lang=c :
-                 * size_t align_mtu
-                 * }
-                 */
-                public static void align_mtu(MemorySegment struct, long fieldValue) {
-                    struct.set(align_mtu$LAYOUT, align_mtu$OFFSET, fieldValue);
-                }
-
-                private static final OfLong max_iov$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_iov"));
-
-                /**
-                 * Layout for field:
-                 * {@snippet lang=c :
-                 * size_t max_iov
-                 * }
-                 */
-                public static final OfLong max_iov$layout() {
-                    return max_iov$LAYOUT;
-                }
-
-                private static final long max_iov$OFFSET = 48;
-
-                /**
-                 * Offset for field:
-                 * {@snippet lang=c :
-                 * size_t max_iov
-                 * }
-                 */
-                public static final long max_iov$offset() {
-                    return max_iov$OFFSET;
-                }
-
-                /**
-                 * Getter for field:
-                 * {@snippet lang=c :
-                 * size_t max_iov
-                 * }
-                 */
-                public static long max_iov(MemorySegment struct) {
-                    return struct.get(max_iov$LAYOUT, max_iov$OFFSET);
-                }
-
-                /**
-                 * Setter for field:
-                 * {@snippet lang=c :
-                 * size_t max_iov
-                 * }
-                 */
-                public static void max_iov(MemorySegment struct, long fieldValue) {
-                    struct.set(max_iov$LAYOUT, max_iov$OFFSET, fieldValue);
-                }
-
-                /**
-                 * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.
-                 * The returned segment has address {@code arrayParam.address() + index * layout().byteSize()}
-                 */
-                public static MemorySegment asSlice(MemorySegment array, long index) {
-                    return array.asSlice(layout().byteSize() * index);
-                }
-
-                /**
-                 * The size (in bytes) of this struct
-                 */
-                public static long sizeof() {
-                    return layout().byteSize();
-                }
-
-                /**
-                 * Allocate a segment of size {@code layout().byteSize()} using {@code allocator}
-                 */
-                public static MemorySegment allocate(SegmentAllocator allocator) {
-                    return allocator.allocate(layout());
-                }
-
-                /**
-                 * Allocate an array of size {@code elementCount} using {@code allocator}.
-                 * The returned segment has size {@code elementCount * layout().byteSize()}.
-                 */
-                public static MemorySegment allocateArray(long elementCount, SegmentAllocator allocator) {
-                    return allocator.allocate(MemoryLayout.sequenceLayout(elementCount, layout()));
-                }
-
-                /**
-                 * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
-                 * The returned segment has size {@code layout().byteSize()}
-                 */
-                public static MemorySegment reinterpret(MemorySegment addr, Arena arena, Consumer<MemorySegment> cleanup) {
-                    return reinterpret(addr, 1, arena, cleanup);
-                }
-
-                /**
-                 * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
-                 * The returned segment has size {@code elementCount * layout().byteSize()}
-                 */
-                public static MemorySegment reinterpret(MemorySegment addr, long elementCount, Arena arena, Consumer<MemorySegment> cleanup) {
-                    return addr.reinterpret(layout().byteSize() * elementCount, arena, cleanup);
-                }
-            }
-
-        /**
-             * {@snippet lang=c :
-             * struct {
-             *     size_t max_short;
-             *     size_t max_bcopy;
-             *     size_t min_zcopy;
-             *     size_t max_zcopy;
-             *     size_t opt_zcopy_align;
-             *     size_t align_mtu;
              *     size_t max_hdr;
              *     size_t max_iov;
              * }
              * }
              */
-            public static class am {
+            public static class rndv {
 
-                am() {
+                rndv() {
                     // Should not be called directly
                 }
 
                 private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
-                    ucx_h.C_LONG.withName("max_short"),
-                    ucx_h.C_LONG.withName("max_bcopy"),
-                    ucx_h.C_LONG.withName("min_zcopy"),
                     ucx_h.C_LONG.withName("max_zcopy"),
-                    ucx_h.C_LONG.withName("opt_zcopy_align"),
-                    ucx_h.C_LONG.withName("align_mtu"),
                     ucx_h.C_LONG.withName("max_hdr"),
                     ucx_h.C_LONG.withName("max_iov")
-                ).withName("am");
+                ).withName("rndv");
 
                 /**
                  * The layout of this struct
                  */
                 public static final GroupLayout layout() {
                     return $LAYOUT;
-                }
-
-                private static final OfLong max_short$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_short"));
-
-                /**
-                 * Layout for field:
-                 * {@snippet lang=c :
-                 * size_t max_short
-                 * }
-                 */
-                public static final OfLong max_short$layout() {
-                    return max_short$LAYOUT;
-                }
-
-                private static final long max_short$OFFSET = 0;
-
-                /**
-                 * Offset for field:
-                 * {@snippet lang=c :
-                 * size_t max_short
-                 * }
-                 */
-                public static final long max_short$offset() {
-                    return max_short$OFFSET;
-                }
-
-                /**
-                 * Getter for field:
-                 * {@snippet lang=c :
-                 * size_t max_short
-                 * }
-                 */
-                public static long max_short(MemorySegment struct) {
-                    return struct.get(max_short$LAYOUT, max_short$OFFSET);
-                }
-
-                /**
-                 * Setter for field:
-                 * {@snippet lang=c :
-                 * size_t max_short
-                 * }
-                 */
-                public static void max_short(MemorySegment struct, long fieldValue) {
-                    struct.set(max_short$LAYOUT, max_short$OFFSET, fieldValue);
-                }
-
-                private static final OfLong max_bcopy$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_bcopy"));
-
-                /**
-                 * Layout for field:
-                 * {@snippet lang=c :
-                 * size_t max_bcopy
-                 * }
-                 */
-                public static final OfLong max_bcopy$layout() {
-                    return max_bcopy$LAYOUT;
-                }
-
-                private static final long max_bcopy$OFFSET = 8;
-
-                /**
-                 * Offset for field:
-                 * {@snippet lang=c :
-                 * size_t max_bcopy
-                 * }
-                 */
-                public static final long max_bcopy$offset() {
-                    return max_bcopy$OFFSET;
-                }
-
-                /**
-                 * Getter for field:
-                 * {@snippet lang=c :
-                 * size_t max_bcopy
-                 * }
-                 */
-                public static long max_bcopy(MemorySegment struct) {
-                    return struct.get(max_bcopy$LAYOUT, max_bcopy$OFFSET);
-                }
-
-                /**
-                 * Setter for field:
-                 * {@snippet lang=c :
-                 * size_t max_bcopy
-                 * }
-                 */
-                public static void max_bcopy(MemorySegment struct, long fieldValue) {
-                    struct.set(max_bcopy$LAYOUT, max_bcopy$OFFSET, fieldValue);
-                }
-
-                private static final OfLong min_zcopy$LAYOUT = (OfLong)$LAYOUT.select(groupElement("min_zcopy"));
-
-                /**
-                 * Layout for field:
-                 * {@snippet lang=c :
-                 * size_t min_zcopy
-                 * }
-                 */
-                public static final OfLong min_zcopy$layout() {
-                    return min_zcopy$LAYOUT;
-                }
-
-                private static final long min_zcopy$OFFSET = 16;
-
-                /**
-                 * Offset for field:
-                 * {@snippet lang=c :
-                 * size_t min_zcopy
-                 * }
-                 */
-                public static final long min_zcopy$offset() {
-                    return min_zcopy$OFFSET;
-                }
-
-                /**
-                 * Getter for field:
-                 * {@snippet lang=c :
-                 * size_t min_zcopy
-                 * }
-                 */
-                public static long min_zcopy(MemorySegment struct) {
-                    return struct.get(min_zcopy$LAYOUT, min_zcopy$OFFSET);
-                }
-
-                /**
-                 * Setter for field:
-                 * {@snippet lang=c :
-                 * size_t min_zcopy
-                 * }
-                 */
-                public static void min_zcopy(MemorySegment struct, long fieldValue) {
-                    struct.set(min_zcopy$LAYOUT, min_zcopy$OFFSET, fieldValue);
                 }
 
                 private static final OfLong max_zcopy$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_zcopy"));
@@ -1940,7 +3022,7 @@ public class uct_iface_attr {
                     return max_zcopy$LAYOUT;
                 }
 
-                private static final long max_zcopy$OFFSET = 24;
+                private static final long max_zcopy$OFFSET = 0;
 
                 /**
                  * Offset for field:
@@ -1970,94 +3052,6 @@ public class uct_iface_attr {
                  */
                 public static void max_zcopy(MemorySegment struct, long fieldValue) {
                     struct.set(max_zcopy$LAYOUT, max_zcopy$OFFSET, fieldValue);
-                }
-
-                private static final OfLong opt_zcopy_align$LAYOUT = (OfLong)$LAYOUT.select(groupElement("opt_zcopy_align"));
-
-                /**
-                 * Layout for field:
-                 * {@snippet lang=c :
-                 * size_t opt_zcopy_align
-                 * }
-                 */
-                public static final OfLong opt_zcopy_align$layout() {
-                    return opt_zcopy_align$LAYOUT;
-                }
-
-                private static final long opt_zcopy_align$OFFSET = 32;
-
-                /**
-                 * Offset for field:
-                 * {@snippet lang=c :
-                 * size_t opt_zcopy_align
-                 * }
-                 */
-                public static final long opt_zcopy_align$offset() {
-                    return opt_zcopy_align$OFFSET;
-                }
-
-                /**
-                 * Getter for field:
-                 * {@snippet lang=c :
-                 * size_t opt_zcopy_align
-                 * }
-                 */
-                public static long opt_zcopy_align(MemorySegment struct) {
-                    return struct.get(opt_zcopy_align$LAYOUT, opt_zcopy_align$OFFSET);
-                }
-
-                /**
-                 * Setter for field:
-                 * {@snippet lang=c :
-                 * size_t opt_zcopy_align
-                 * }
-                 */
-                public static void opt_zcopy_align(MemorySegment struct, long fieldValue) {
-                    struct.set(opt_zcopy_align$LAYOUT, opt_zcopy_align$OFFSET, fieldValue);
-                }
-
-                private static final OfLong align_mtu$LAYOUT = (OfLong)$LAYOUT.select(groupElement("align_mtu"));
-
-                /**
-                 * Layout for field:
-                 * {@snippet lang=c :
-                 * size_t align_mtu
-                 * }
-                 */
-                public static final OfLong align_mtu$layout() {
-                    return align_mtu$LAYOUT;
-                }
-
-                private static final long align_mtu$OFFSET = 40;
-
-                /**
-                 * Offset for field:
-                 * {@snippet lang=c :
-                 * size_t align_mtu
-                 * }
-                 */
-                public static final long align_mtu$offset() {
-                    return align_mtu$OFFSET;
-                }
-
-                /**
-                 * Getter for field:
-                 * {@snippet lang=c :
-                 * size_t align_mtu
-                 * }
-                 */
-                public static long align_mtu(MemorySegment struct) {
-                    return struct.get(align_mtu$LAYOUT, align_mtu$OFFSET);
-                }
-
-                /**
-                 * Setter for field:
-                 * {@snippet lang=c :
-                 * size_t align_mtu
-                 * }
-                 */
-                public static void align_mtu(MemorySegment struct, long fieldValue) {
-                    struct.set(align_mtu$LAYOUT, align_mtu$OFFSET, fieldValue);
                 }
 
                 private static final OfLong max_hdr$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_hdr"));
@@ -2072,7 +3066,7 @@ public class uct_iface_attr {
                     return max_hdr$LAYOUT;
                 }
 
-                private static final long max_hdr$OFFSET = 48;
+                private static final long max_hdr$OFFSET = 8;
 
                 /**
                  * Offset for field:
@@ -2116,7 +3110,7 @@ public class uct_iface_attr {
                     return max_iov$LAYOUT;
                 }
 
-                private static final long max_iov$OFFSET = 56;
+                private static final long max_iov$OFFSET = 16;
 
                 /**
                  * Offset for field:
@@ -2146,1087 +3140,6 @@ public class uct_iface_attr {
                  */
                 public static void max_iov(MemorySegment struct, long fieldValue) {
                     struct.set(max_iov$LAYOUT, max_iov$OFFSET, fieldValue);
-                }
-
-                /**
-                 * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.
-                 * The returned segment has address {@code arrayParam.address() + index * layout().byteSize()}
-                 */
-                public static MemorySegment asSlice(MemorySegment array, long index) {
-                    return array.asSlice(layout().byteSize() * index);
-                }
-
-                /**
-                 * The size (in bytes) of this struct
-                 */
-                public static long sizeof() {
-                    return layout().byteSize();
-                }
-
-                /**
-                 * Allocate a segment of size {@code layout().byteSize()} using {@code allocator}
-                 */
-                public static MemorySegment allocate(SegmentAllocator allocator) {
-                    return allocator.allocate(layout());
-                }
-
-                /**
-                 * Allocate an array of size {@code elementCount} using {@code allocator}.
-                 * The returned segment has size {@code elementCount * layout().byteSize()}.
-                 */
-                public static MemorySegment allocateArray(long elementCount, SegmentAllocator allocator) {
-                    return allocator.allocate(MemoryLayout.sequenceLayout(elementCount, layout()));
-                }
-
-                /**
-                 * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
-                 * The returned segment has size {@code layout().byteSize()}
-                 */
-                public static MemorySegment reinterpret(MemorySegment addr, Arena arena, Consumer<MemorySegment> cleanup) {
-                    return reinterpret(addr, 1, arena, cleanup);
-                }
-
-                /**
-                 * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
-                 * The returned segment has size {@code elementCount * layout().byteSize()}
-                 */
-                public static MemorySegment reinterpret(MemorySegment addr, long elementCount, Arena arena, Consumer<MemorySegment> cleanup) {
-                    return addr.reinterpret(layout().byteSize() * elementCount, arena, cleanup);
-                }
-            }
-
-        /**
-             * {@snippet lang=c :
-             * struct {
-             *     struct (unnamed struct at /usr/include/uct/api/uct.h:982:13) recv;
-             *     struct (unnamed struct at /usr/include/uct/api/uct.h:993:13) eager;
-             *     struct (unnamed struct at /usr/include/uct/api/uct.h:1004:13) rndv;
-             * }
-             * }
-             */
-            public static class tag {
-
-                tag() {
-                    // Should not be called directly
-                }
-
-                private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
-                    uct_iface_attr.cap.tag.recv.layout().withName("recv"),
-                    uct_iface_attr.cap.tag.eager.layout().withName("eager"),
-                    uct_iface_attr.cap.tag.rndv.layout().withName("rndv")
-                ).withName("tag");
-
-                /**
-                 * The layout of this struct
-                 */
-                public static final GroupLayout layout() {
-                    return $LAYOUT;
-                }
-
-                private static final GroupLayout recv$LAYOUT = (GroupLayout)$LAYOUT.select(groupElement("recv"));
-
-                /**
-                 * Layout for field:
-                 * {@snippet lang=c :
-                 * struct (unnamed struct at /usr/include/uct/api/uct.h:982:13) recv
-                 * }
-                 */
-                public static final GroupLayout recv$layout() {
-                    return recv$LAYOUT;
-                }
-
-                private static final long recv$OFFSET = 0;
-
-                /**
-                 * Offset for field:
-                 * {@snippet lang=c :
-                 * struct (unnamed struct at /usr/include/uct/api/uct.h:982:13) recv
-                 * }
-                 */
-                public static final long recv$offset() {
-                    return recv$OFFSET;
-                }
-
-                /**
-                 * Getter for field:
-                 * {@snippet lang=c :
-                 * struct (unnamed struct at /usr/include/uct/api/uct.h:982:13) recv
-                 * }
-                 */
-                public static MemorySegment recv(MemorySegment struct) {
-                    return struct.asSlice(recv$OFFSET, recv$LAYOUT.byteSize());
-                }
-
-                /**
-                 * Setter for field:
-                 * {@snippet lang=c :
-                 * struct (unnamed struct at /usr/include/uct/api/uct.h:982:13) recv
-                 * }
-                 */
-                public static void recv(MemorySegment struct, MemorySegment fieldValue) {
-                    MemorySegment.copy(fieldValue, 0L, struct, recv$OFFSET, recv$LAYOUT.byteSize());
-                }
-
-                private static final GroupLayout eager$LAYOUT = (GroupLayout)$LAYOUT.select(groupElement("eager"));
-
-                /**
-                 * Layout for field:
-                 * {@snippet lang=c :
-                 * struct (unnamed struct at /usr/include/uct/api/uct.h:993:13) eager
-                 * }
-                 */
-                public static final GroupLayout eager$layout() {
-                    return eager$LAYOUT;
-                }
-
-                private static final long eager$OFFSET = 32;
-
-                /**
-                 * Offset for field:
-                 * {@snippet lang=c :
-                 * struct (unnamed struct at /usr/include/uct/api/uct.h:993:13) eager
-                 * }
-                 */
-                public static final long eager$offset() {
-                    return eager$OFFSET;
-                }
-
-                /**
-                 * Getter for field:
-                 * {@snippet lang=c :
-                 * struct (unnamed struct at /usr/include/uct/api/uct.h:993:13) eager
-                 * }
-                 */
-                public static MemorySegment eager(MemorySegment struct) {
-                    return struct.asSlice(eager$OFFSET, eager$LAYOUT.byteSize());
-                }
-
-                /**
-                 * Setter for field:
-                 * {@snippet lang=c :
-                 * struct (unnamed struct at /usr/include/uct/api/uct.h:993:13) eager
-                 * }
-                 */
-                public static void eager(MemorySegment struct, MemorySegment fieldValue) {
-                    MemorySegment.copy(fieldValue, 0L, struct, eager$OFFSET, eager$LAYOUT.byteSize());
-                }
-
-                private static final GroupLayout rndv$LAYOUT = (GroupLayout)$LAYOUT.select(groupElement("rndv"));
-
-                /**
-                 * Layout for field:
-                 * {@snippet lang=c :
-                 * struct (unnamed struct at /usr/include/uct/api/uct.h:1004:13) rndv
-                 * }
-                 */
-                public static final GroupLayout rndv$layout() {
-                    return rndv$LAYOUT;
-                }
-
-                private static final long rndv$OFFSET = 64;
-
-                /**
-                 * Offset for field:
-                 * {@snippet lang=c :
-                 * struct (unnamed struct at /usr/include/uct/api/uct.h:1004:13) rndv
-                 * }
-                 */
-                public static final long rndv$offset() {
-                    return rndv$OFFSET;
-                }
-
-                /**
-                 * Getter for field:
-                 * {@snippet lang=c :
-                 * struct (unnamed struct at /usr/include/uct/api/uct.h:1004:13) rndv
-                 * }
-                 */
-                public static MemorySegment rndv(MemorySegment struct) {
-                    return struct.asSlice(rndv$OFFSET, rndv$LAYOUT.byteSize());
-                }
-
-                /**
-                 * Setter for field:
-                 * {@snippet lang=c :
-                 * struct (unnamed struct at /usr/include/uct/api/uct.h:1004:13) rndv
-                 * }
-                 */
-                public static void rndv(MemorySegment struct, MemorySegment fieldValue) {
-                    MemorySegment.copy(fieldValue, 0L, struct, rndv$OFFSET, rndv$LAYOUT.byteSize());
-                }
-
-            /**
-                 * {@snippet lang=c :
-                 * struct {
-                 *     size_t min_recv;
-                 *     size_t max_zcopy;
-                 *     size_t max_iov;
-                 *     size_t max_outstanding;
-                 * }
-                 * }
-                 */
-                public static class recv {
-
-                    recv() {
-                        // Should not be called directly
-                    }
-
-                    private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
-                        ucx_h.C_LONG.withName("min_recv"),
-                        ucx_h.C_LONG.withName("max_zcopy"),
-                        ucx_h.C_LONG.withName("max_iov"),
-                        ucx_h.C_LONG.withName("max_outstanding")
-                    ).withName("recv");
-
-                    /**
-                     * The layout of this struct
-                     */
-                    public static final GroupLayout layout() {
-                        return $LAYOUT;
-                    }
-
-                    private static final OfLong min_recv$LAYOUT = (OfLong)$LAYOUT.select(groupElement("min_recv"));
-
-                    /**
-                     * Layout for field:
-                     * {@snippet lang=c :
-                     * size_t min_recv
-                     * }
-                     */
-                    public static final OfLong min_recv$layout() {
-                        return min_recv$LAYOUT;
-                    }
-
-                    private static final long min_recv$OFFSET = 0;
-
-                    /**
-                     * Offset for field:
-                     * {@snippet lang=c :
-                     * size_t min_recv
-                     * }
-                     */
-                    public static final long min_recv$offset() {
-                        return min_recv$OFFSET;
-                    }
-
-                    /**
-                     * Getter for field:
-                     * {@snippet lang=c :
-                     * size_t min_recv
-                     * }
-                     */
-                    public static long min_recv(MemorySegment struct) {
-                        return struct.get(min_recv$LAYOUT, min_recv$OFFSET);
-                    }
-
-                    /**
-                     * Setter for field:
-                     * {@snippet lang=c :
-                     * size_t min_recv
-                     * }
-                     */
-                    public static void min_recv(MemorySegment struct, long fieldValue) {
-                        struct.set(min_recv$LAYOUT, min_recv$OFFSET, fieldValue);
-                    }
-
-                    private static final OfLong max_zcopy$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_zcopy"));
-
-                    /**
-                     * Layout for field:
-                     * {@snippet lang=c :
-                     * size_t max_zcopy
-                     * }
-                     */
-                    public static final OfLong max_zcopy$layout() {
-                        return max_zcopy$LAYOUT;
-                    }
-
-                    private static final long max_zcopy$OFFSET = 8;
-
-                    /**
-                     * Offset for field:
-                     * {@snippet lang=c :
-                     * size_t max_zcopy
-                     * }
-                     */
-                    public static final long max_zcopy$offset() {
-                        return max_zcopy$OFFSET;
-                    }
-
-                    /**
-                     * Getter for field:
-                     * {@snippet lang=c :
-                     * size_t max_zcopy
-                     * }
-                     */
-                    public static long max_zcopy(MemorySegment struct) {
-                        return struct.get(max_zcopy$LAYOUT, max_zcopy$OFFSET);
-                    }
-
-                    /**
-                     * Setter for field:
-                     * {@snippet lang=c :
-                     * size_t max_zcopy
-                     * }
-                     */
-                    public static void max_zcopy(MemorySegment struct, long fieldValue) {
-                        struct.set(max_zcopy$LAYOUT, max_zcopy$OFFSET, fieldValue);
-                    }
-
-                    private static final OfLong max_iov$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_iov"));
-
-                    /**
-                     * Layout for field:
-                     * {@snippet lang=c :
-                     * size_t max_iov
-                     * }
-                     */
-                    public static final OfLong max_iov$layout() {
-                        return max_iov$LAYOUT;
-                    }
-
-                    private static final long max_iov$OFFSET = 16;
-
-                    /**
-                     * Offset for field:
-                     * {@snippet lang=c :
-                     * size_t max_iov
-                     * }
-                     */
-                    public static final long max_iov$offset() {
-                        return max_iov$OFFSET;
-                    }
-
-                    /**
-                     * Getter for field:
-                     * {@snippet lang=c :
-                     * size_t max_iov
-                     * }
-                     */
-                    public static long max_iov(MemorySegment struct) {
-                        return struct.get(max_iov$LAYOUT, max_iov$OFFSET);
-                    }
-
-                    /**
-                     * Setter for field:
-                     * {@snippet lang=c :
-                     * size_t max_iov
-                     * }
-                     */
-                    public static void max_iov(MemorySegment struct, long fieldValue) {
-                        struct.set(max_iov$LAYOUT, max_iov$OFFSET, fieldValue);
-                    }
-
-                    private static final OfLong max_outstanding$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_outstanding"));
-
-                    /**
-                     * Layout for field:
-                     * {@snippet lang=c :
-                     * size_t max_outstanding
-                     * }
-                     */
-                    public static final OfLong max_outstanding$layout() {
-                        return max_outstanding$LAYOUT;
-                    }
-
-                    private static final long max_outstanding$OFFSET = 24;
-
-                    /**
-                     * Offset for field:
-                     * {@snippet lang=c :
-                     * size_t max_outstanding
-                     * }
-                     */
-                    public static final long max_outstanding$offset() {
-                        return max_outstanding$OFFSET;
-                    }
-
-                    /**
-                     * Getter for field:
-                     * {@snippet lang=c :
-                     * size_t max_outstanding
-                     * }
-                     */
-                    public static long max_outstanding(MemorySegment struct) {
-                        return struct.get(max_outstanding$LAYOUT, max_outstanding$OFFSET);
-                    }
-
-                    /**
-                     * Setter for field:
-                     * {@snippet lang=c :
-                     * size_t max_outstanding
-                     * }
-                     */
-                    public static void max_outstanding(MemorySegment struct, long fieldValue) {
-                        struct.set(max_outstanding$LAYOUT, max_outstanding$OFFSET, fieldValue);
-                    }
-
-                    /**
-                     * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.
-                     * The returned segment has address {@code arrayParam.address() + index * layout().byteSize()}
-                     */
-                    public static MemorySegment asSlice(MemorySegment array, long index) {
-                        return array.asSlice(layout().byteSize() * index);
-                    }
-
-                    /**
-                     * The size (in bytes) of this struct
-                     */
-                    public static long sizeof() {
-                        return layout().byteSize();
-                    }
-
-                    /**
-                     * Allocate a segment of size {@code layout().byteSize()} using {@code allocator}
-                     */
-                    public static MemorySegment allocate(SegmentAllocator allocator) {
-                        return allocator.allocate(layout());
-                    }
-
-                    /**
-                     * Allocate an array of size {@code elementCount} using {@code allocator}.
-                     * The returned segment has size {@code elementCount * layout().byteSize()}.
-                     */
-                    public static MemorySegment allocateArray(long elementCount, SegmentAllocator allocator) {
-                        return allocator.allocate(MemoryLayout.sequenceLayout(elementCount, layout()));
-                    }
-
-                    /**
-                     * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
-                     * The returned segment has size {@code layout().byteSize()}
-                     */
-                    public static MemorySegment reinterpret(MemorySegment addr, Arena arena, Consumer<MemorySegment> cleanup) {
-                        return reinterpret(addr, 1, arena, cleanup);
-                    }
-
-                    /**
-                     * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
-                     * The returned segment has size {@code elementCount * layout().byteSize()}
-                     */
-                    public static MemorySegment reinterpret(MemorySegment addr, long elementCount, Arena arena, Consumer<MemorySegment> cleanup) {
-                        return addr.reinterpret(layout().byteSize() * elementCount, arena, cleanup);
-                    }
-                }
-
-            /**
-                 * {@snippet lang=c :
-                 * struct {
-                 *     size_t max_short;
-                 *     size_t max_bcopy;
-                 *     size_t max_zcopy;
-                 *     size_t max_iov;
-                 * }
-                 * }
-                 */
-                public static class eager {
-
-                    eager() {
-                        // Should not be called directly
-                    }
-
-                    private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
-                        ucx_h.C_LONG.withName("max_short"),
-                        ucx_h.C_LONG.withName("max_bcopy"),
-                        ucx_h.C_LONG.withName("max_zcopy"),
-                        ucx_h.C_LONG.withName("max_iov")
-                    ).withName("eager");
-
-                    /**
-                     * The layout of this struct
-                     */
-                    public static final GroupLayout layout() {
-                        return $LAYOUT;
-                    }
-
-                    private static final OfLong max_short$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_short"));
-
-                    /**
-                     * Layout for field:
-                     * {@snippet lang=c :
-                     * size_t max_short
-                     * }
-                     */
-                    public static final OfLong max_short$layout() {
-                        return max_short$LAYOUT;
-                    }
-
-                    private static final long max_short$OFFSET = 0;
-
-                    /**
-                     * Offset for field:
-                     * {@snippet lang=c :
-                     * size_t max_short
-                     * }
-                     */
-                    public static final long max_short$offset() {
-                        return max_short$OFFSET;
-                    }
-
-                    /**
-                     * Getter for field:
-                     * {@snippet lang=c :
-                     * size_t max_short
-                     * }
-                     */
-                    public static long max_short(MemorySegment struct) {
-                        return struct.get(max_short$LAYOUT, max_short$OFFSET);
-                    }
-
-                    /**
-                     * Setter for field:
-                     * {@snippet lang=c :
-                     * size_t max_short
-                     * }
-                     */
-                    public static void max_short(MemorySegment struct, long fieldValue) {
-                        struct.set(max_short$LAYOUT, max_short$OFFSET, fieldValue);
-                    }
-
-                    private static final OfLong max_bcopy$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_bcopy"));
-
-                    /**
-                     * Layout for field:
-                     * {@snippet lang=c :
-                     * size_t max_bcopy
-                     * }
-                     */
-                    public static final OfLong max_bcopy$layout() {
-                        return max_bcopy$LAYOUT;
-                    }
-
-                    private static final long max_bcopy$OFFSET = 8;
-
-                    /**
-                     * Offset for field:
-                     * {@snippet lang=c :
-                     * size_t max_bcopy
-                     * }
-                     */
-                    public static final long max_bcopy$offset() {
-                        return max_bcopy$OFFSET;
-                    }
-
-                    /**
-                     * Getter for field:
-                     * {@snippet lang=c :
-                     * size_t max_bcopy
-                     * }
-                     */
-                    public static long max_bcopy(MemorySegment struct) {
-                        return struct.get(max_bcopy$LAYOUT, max_bcopy$OFFSET);
-                    }
-
-                    /**
-                     * Setter for field:
-                     * {@snippet lang=c :
-                     * size_t max_bcopy
-                     * }
-                     */
-                    public static void max_bcopy(MemorySegment struct, long fieldValue) {
-                        struct.set(max_bcopy$LAYOUT, max_bcopy$OFFSET, fieldValue);
-                    }
-
-                    private static final OfLong max_zcopy$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_zcopy"));
-
-                    /**
-                     * Layout for field:
-                     * {@snippet lang=c :
-                     * size_t max_zcopy
-                     * }
-                     */
-                    public static final OfLong max_zcopy$layout() {
-                        return max_zcopy$LAYOUT;
-                    }
-
-                    private static final long max_zcopy$OFFSET = 16;
-
-                    /**
-                     * Offset for field:
-                     * {@snippet lang=c :
-                     * size_t max_zcopy
-                     * }
-                     */
-                    public static final long max_zcopy$offset() {
-                        return max_zcopy$OFFSET;
-                    }
-
-                    /**
-                     * Getter for field:
-                     * {@snippet lang=c :
-                     * size_t max_zcopy
-                     * }
-                     */
-                    public static long max_zcopy(MemorySegment struct) {
-                        return struct.get(max_zcopy$LAYOUT, max_zcopy$OFFSET);
-                    }
-
-                    /**
-                     * Setter for field:
-                     * {@snippet lang=c :
-                     * size_t max_zcopy
-                     * }
-                     */
-                    public static void max_zcopy(MemorySegment struct, long fieldValue) {
-                        struct.set(max_zcopy$LAYOUT, max_zcopy$OFFSET, fieldValue);
-                    }
-
-                    private static final OfLong max_iov$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_iov"));
-
-                    /**
-                     * Layout for field:
-                     * {@snippet lang=c :
-                     * size_t max_iov
-                     * }
-                     */
-                    public static final OfLong max_iov$layout() {
-                        return max_iov$LAYOUT;
-                    }
-
-                    private static final long max_iov$OFFSET = 24;
-
-                    /**
-                     * Offset for field:
-                     * {@snippet lang=c :
-                     * size_t max_iov
-                     * }
-                     */
-                    public static final long max_iov$offset() {
-                        return max_iov$OFFSET;
-                    }
-
-                    /**
-                     * Getter for field:
-                     * {@snippet lang=c :
-                     * size_t max_iov
-                     * }
-                     */
-                    public static long max_iov(MemorySegment struct) {
-                        return struct.get(max_iov$LAYOUT, max_iov$OFFSET);
-                    }
-
-                    /**
-                     * Setter for field:
-                     * {@snippet lang=c :
-                     * size_t max_iov
-                     * }
-                     */
-                    public static void max_iov(MemorySegment struct, long fieldValue) {
-                        struct.set(max_iov$LAYOUT, max_iov$OFFSET, fieldValue);
-                    }
-
-                    /**
-                     * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.
-                     * The returned segment has address {@code arrayParam.address() + index * layout().byteSize()}
-                     */
-                    public static MemorySegment asSlice(MemorySegment array, long index) {
-                        return array.asSlice(layout().byteSize() * index);
-                    }
-
-                    /**
-                     * The size (in bytes) of this struct
-                     */
-                    public static long sizeof() {
-                        return layout().byteSize();
-                    }
-
-                    /**
-                     * Allocate a segment of size {@code layout().byteSize()} using {@code allocator}
-                     */
-                    public static MemorySegment allocate(SegmentAllocator allocator) {
-                        return allocator.allocate(layout());
-                    }
-
-                    /**
-                     * Allocate an array of size {@code elementCount} using {@code allocator}.
-                     * The returned segment has size {@code elementCount * layout().byteSize()}.
-                     */
-                    public static MemorySegment allocateArray(long elementCount, SegmentAllocator allocator) {
-                        return allocator.allocate(MemoryLayout.sequenceLayout(elementCount, layout()));
-                    }
-
-                    /**
-                     * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
-                     * The returned segment has size {@code layout().byteSize()}
-                     */
-                    public static MemorySegment reinterpret(MemorySegment addr, Arena arena, Consumer<MemorySegment> cleanup) {
-                        return reinterpret(addr, 1, arena, cleanup);
-                    }
-
-                    /**
-                     * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
-                     * The returned segment has size {@code elementCount * layout().byteSize()}
-                     */
-                    public static MemorySegment reinterpret(MemorySegment addr, long elementCount, Arena arena, Consumer<MemorySegment> cleanup) {
-                        return addr.reinterpret(layout().byteSize() * elementCount, arena, cleanup);
-                    }
-                }
-
-            /**
-                 * {@snippet lang=c :
-                 * struct {
-                 *     size_t max_zcopy;
-                 *     size_t max_hdr;
-                 *     size_t max_iov;
-                 * }
-                 * }
-                 */
-                public static class rndv {
-
-                    rndv() {
-                        // Should not be called directly
-                    }
-
-                    private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
-                        ucx_h.C_LONG.withName("max_zcopy"),
-                        ucx_h.C_LONG.withName("max_hdr"),
-                        ucx_h.C_LONG.withName("max_iov")
-                    ).withName("rndv");
-
-                    /**
-                     * The layout of this struct
-                     */
-                    public static final GroupLayout layout() {
-                        return $LAYOUT;
-                    }
-
-                    private static final OfLong max_zcopy$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_zcopy"));
-
-                    /**
-                     * Layout for field:
-                     * {@snippet lang=c :
-                     * size_t max_zcopy
-                     * }
-                     */
-                    public static final OfLong max_zcopy$layout() {
-                        return max_zcopy$LAYOUT;
-                    }
-
-                    private static final long max_zcopy$OFFSET = 0;
-
-                    /**
-                     * Offset for field:
-                     * {@snippet lang=c :
-                     * size_t max_zcopy
-                     * }
-                     */
-                    public static final long max_zcopy$offset() {
-                        return max_zcopy$OFFSET;
-                    }
-
-                    /**
-                     * Getter for field:
-                     * {@snippet lang=c :
-                     * size_t max_zcopy
-                     * }
-                     */
-                    public static long max_zcopy(MemorySegment struct) {
-                        return struct.get(max_zcopy$LAYOUT, max_zcopy$OFFSET);
-                    }
-
-                    /**
-                     * Setter for field:
-                     * {@snippet lang=c :
-                     * size_t max_zcopy
-                     * }
-                     */
-                    public static void max_zcopy(MemorySegment struct, long fieldValue) {
-                        struct.set(max_zcopy$LAYOUT, max_zcopy$OFFSET, fieldValue);
-                    }
-
-                    private static final OfLong max_hdr$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_hdr"));
-
-                    /**
-                     * Layout for field:
-                     * {@snippet lang=c :
-                     * size_t max_hdr
-                     * }
-                     */
-                    public static final OfLong max_hdr$layout() {
-                        return max_hdr$LAYOUT;
-                    }
-
-                    private static final long max_hdr$OFFSET = 8;
-
-                    /**
-                     * Offset for field:
-                     * {@snippet lang=c :
-                     * size_t max_hdr
-                     * }
-                     */
-                    public static final long max_hdr$offset() {
-                        return max_hdr$OFFSET;
-                    }
-
-                    /**
-                     * Getter for field:
-                     * {@snippet lang=c :
-                     * size_t max_hdr
-                     * }
-                     */
-                    public static long max_hdr(MemorySegment struct) {
-                        return struct.get(max_hdr$LAYOUT, max_hdr$OFFSET);
-                    }
-
-                    /**
-                     * Setter for field:
-                     * {@snippet lang=c :
-                     * size_t max_hdr
-                     * }
-                     */
-                    public static void max_hdr(MemorySegment struct, long fieldValue) {
-                        struct.set(max_hdr$LAYOUT, max_hdr$OFFSET, fieldValue);
-                    }
-
-                    private static final OfLong max_iov$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_iov"));
-
-                    /**
-                     * Layout for field:
-                     * {@snippet lang=c :
-                     * size_t max_iov
-                     * }
-                     */
-                    public static final OfLong max_iov$layout() {
-                        return max_iov$LAYOUT;
-                    }
-
-                    private static final long max_iov$OFFSET = 16;
-
-                    /**
-                     * Offset for field:
-                     * {@snippet lang=c :
-                     * size_t max_iov
-                     * }
-                     */
-                    public static final long max_iov$offset() {
-                        return max_iov$OFFSET;
-                    }
-
-                    /**
-                     * Getter for field:
-                     * {@snippet lang=c :
-                     * size_t max_iov
-                     * }
-                     */
-                    public static long max_iov(MemorySegment struct) {
-                        return struct.get(max_iov$LAYOUT, max_iov$OFFSET);
-                    }
-
-                    /**
-                     * Setter for field:
-                     * {@snippet lang=c :
-                     * size_t max_iov
-                     * }
-                     */
-                    public static void max_iov(MemorySegment struct, long fieldValue) {
-                        struct.set(max_iov$LAYOUT, max_iov$OFFSET, fieldValue);
-                    }
-
-                    /**
-                     * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.
-                     * The returned segment has address {@code arrayParam.address() + index * layout().byteSize()}
-                     */
-                    public static MemorySegment asSlice(MemorySegment array, long index) {
-                        return array.asSlice(layout().byteSize() * index);
-                    }
-
-                    /**
-                     * The size (in bytes) of this struct
-                     */
-                    public static long sizeof() {
-                        return layout().byteSize();
-                    }
-
-                    /**
-                     * Allocate a segment of size {@code layout().byteSize()} using {@code allocator}
-                     */
-                    public static MemorySegment allocate(SegmentAllocator allocator) {
-                        return allocator.allocate(layout());
-                    }
-
-                    /**
-                     * Allocate an array of size {@code elementCount} using {@code allocator}.
-                     * The returned segment has size {@code elementCount * layout().byteSize()}.
-                     */
-                    public static MemorySegment allocateArray(long elementCount, SegmentAllocator allocator) {
-                        return allocator.allocate(MemoryLayout.sequenceLayout(elementCount, layout()));
-                    }
-
-                    /**
-                     * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
-                     * The returned segment has size {@code layout().byteSize()}
-                     */
-                    public static MemorySegment reinterpret(MemorySegment addr, Arena arena, Consumer<MemorySegment> cleanup) {
-                        return reinterpret(addr, 1, arena, cleanup);
-                    }
-
-                    /**
-                     * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
-                     * The returned segment has size {@code elementCount * layout().byteSize()}
-                     */
-                    public static MemorySegment reinterpret(MemorySegment addr, long elementCount, Arena arena, Consumer<MemorySegment> cleanup) {
-                        return addr.reinterpret(layout().byteSize() * elementCount, arena, cleanup);
-                    }
-                }
-
-                /**
-                 * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.
-                 * The returned segment has address {@code arrayParam.address() + index * layout().byteSize()}
-                 */
-                public static MemorySegment asSlice(MemorySegment array, long index) {
-                    return array.asSlice(layout().byteSize() * index);
-                }
-
-                /**
-                 * The size (in bytes) of this struct
-                 */
-                public static long sizeof() {
-                    return layout().byteSize();
-                }
-
-                /**
-                 * Allocate a segment of size {@code layout().byteSize()} using {@code allocator}
-                 */
-                public static MemorySegment allocate(SegmentAllocator allocator) {
-                    return allocator.allocate(layout());
-                }
-
-                /**
-                 * Allocate an array of size {@code elementCount} using {@code allocator}.
-                 * The returned segment has size {@code elementCount * layout().byteSize()}.
-                 */
-                public static MemorySegment allocateArray(long elementCount, SegmentAllocator allocator) {
-                    return allocator.allocate(MemoryLayout.sequenceLayout(elementCount, layout()));
-                }
-
-                /**
-                 * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
-                 * The returned segment has size {@code layout().byteSize()}
-                 */
-                public static MemorySegment reinterpret(MemorySegment addr, Arena arena, Consumer<MemorySegment> cleanup) {
-                    return reinterpret(addr, 1, arena, cleanup);
-                }
-
-                /**
-                 * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
-                 * The returned segment has size {@code elementCount * layout().byteSize()}
-                 */
-                public static MemorySegment reinterpret(MemorySegment addr, long elementCount, Arena arena, Consumer<MemorySegment> cleanup) {
-                    return addr.reinterpret(layout().byteSize() * elementCount, arena, cleanup);
-                }
-            }
-
-        /**
-             * {@snippet lang=c :
-             * struct {
-             *     uint64_t op_flags;
-             *     uint64_t fop_flags;
-             * }
-             * }
-             */
-            public static class atomic32 {
-
-                atomic32() {
-                    // Should not be called directly
-                }
-
-                private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
-                    ucx_h.C_LONG.withName("op_flags"),
-                    ucx_h.C_LONG.withName("fop_flags")
-                ).withName("atomic32");
-
-                /**
-                 * The layout of this struct
-                 */
-                public static final GroupLayout layout() {
-                    return $LAYOUT;
-                }
-
-                private static final OfLong op_flags$LAYOUT = (OfLong)$LAYOUT.select(groupElement("op_flags"));
-
-                /**
-                 * Layout for field:
-                 * {@snippet lang=c :
-                 * uint64_t op_flags
-                 * }
-                 */
-                public static final OfLong op_flags$layout() {
-                    return op_flags$LAYOUT;
-                }
-
-                private static final long op_flags$OFFSET = 0;
-
-                /**
-                 * Offset for field:
-                 * {@snippet lang=c :
-                 * uint64_t op_flags
-                 * }
-                 */
-                public static final long op_flags$offset() {
-                    return op_flags$OFFSET;
-                }
-
-                /**
-                 * Getter for field:
-                 * {@snippet lang=c :
-                 * uint64_t op_flags
-                 * }
-                 */
-                public static long op_flags(MemorySegment struct) {
-                    return struct.get(op_flags$LAYOUT, op_flags$OFFSET);
-                }
-
-                /**
-                 * Setter for field:
-                 * {@snippet lang=c :
-                 * uint64_t op_flags
-                 * }
-                 */
-                public static void op_flags(MemorySegment struct, long fieldValue) {
-                    struct.set(op_flags$LAYOUT, op_flags$OFFSET, fieldValue);
-                }
-
-                private static final OfLong fop_flags$LAYOUT = (OfLong)$LAYOUT.select(groupElement("fop_flags"));
-
-                /**
-                 * Layout for field:
-                 * {@snippet lang=c :
-                 * uint64_t fop_flags
-                 * }
-                 */
-                public static final OfLong fop_flags$layout() {
-                    return fop_flags$LAYOUT;
-                }
-
-                private static final long fop_flags$OFFSET = 8;
-
-                /**
-                 * Offset for field:
-                 * {@snippet lang=c :
-                 * uint64_t fop_flags
-                 * }
-                 */
-                public static final long fop_flags$offset() {
-                    return fop_flags$OFFSET;
-                }
-
-                /**
-                 * Getter for field:
-                 * {@snippet lang=c :
-                 * uint64_t fop_flags
-                 * }
-                 */
-                public static long fop_flags(MemorySegment struct) {
-                    return struct.get(fop_flags$LAYOUT, fop_flags$OFFSET);
-                }
-
-                /**
-                 * Setter for field:
-                 * {@snippet lang=c :
-                 * uint64_t fop_flags
-                 * }
-                 */
-                public static void fop_flags(MemorySegment struct, long fieldValue) {
-                    struct.set(fop_flags$LAYOUT, fop_flags$OFFSET, fieldValue);
                 }
 
                 /**
@@ -3322,6 +3235,214 @@ public class uct_iface_attr {
                 return addr.reinterpret(layout().byteSize() * elementCount, arena, cleanup);
             }
         }
+
+        /**
+         * {@snippet lang=c :
+         * struct {
+         *     uint64_t op_flags;
+         *     uint64_t fop_flags;
+         * }
+         * }
+         */
+        public static class atomic32 {
+
+            atomic32() {
+                // Should not be called directly
+            }
+
+            private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
+                ucx_h.C_LONG.withName("op_flags"),
+                ucx_h.C_LONG.withName("fop_flags")
+            ).withName("atomic32");
+
+            /**
+             * The layout of this struct
+             */
+            public static final GroupLayout layout() {
+                return $LAYOUT;
+            }
+
+            private static final OfLong op_flags$LAYOUT = (OfLong)$LAYOUT.select(groupElement("op_flags"));
+
+            /**
+             * Layout for field:
+             * {@snippet lang=c :
+             * uint64_t op_flags
+             * }
+             */
+            public static final OfLong op_flags$layout() {
+                return op_flags$LAYOUT;
+            }
+
+            private static final long op_flags$OFFSET = 0;
+
+            /**
+             * Offset for field:
+             * {@snippet lang=c :
+             * uint64_t op_flags
+             * }
+             */
+            public static final long op_flags$offset() {
+                return op_flags$OFFSET;
+            }
+
+            /**
+             * Getter for field:
+             * {@snippet lang=c :
+             * uint64_t op_flags
+             * }
+             */
+            public static long op_flags(MemorySegment struct) {
+                return struct.get(op_flags$LAYOUT, op_flags$OFFSET);
+            }
+
+            /**
+             * Setter for field:
+             * {@snippet lang=c :
+             * uint64_t op_flags
+             * }
+             */
+            public static void op_flags(MemorySegment struct, long fieldValue) {
+                struct.set(op_flags$LAYOUT, op_flags$OFFSET, fieldValue);
+            }
+
+            private static final OfLong fop_flags$LAYOUT = (OfLong)$LAYOUT.select(groupElement("fop_flags"));
+
+            /**
+             * Layout for field:
+             * {@snippet lang=c :
+             * uint64_t fop_flags
+             * }
+             */
+            public static final OfLong fop_flags$layout() {
+                return fop_flags$LAYOUT;
+            }
+
+            private static final long fop_flags$OFFSET = 8;
+
+            /**
+             * Offset for field:
+             * {@snippet lang=c :
+             * uint64_t fop_flags
+             * }
+             */
+            public static final long fop_flags$offset() {
+                return fop_flags$OFFSET;
+            }
+
+            /**
+             * Getter for field:
+             * {@snippet lang=c :
+             * uint64_t fop_flags
+             * }
+             */
+            public static long fop_flags(MemorySegment struct) {
+                return struct.get(fop_flags$LAYOUT, fop_flags$OFFSET);
+            }
+
+            /**
+             * Setter for field:
+             * {@snippet lang=c :
+             * uint64_t fop_flags
+             * }
+             */
+            public static void fop_flags(MemorySegment struct, long fieldValue) {
+                struct.set(fop_flags$LAYOUT, fop_flags$OFFSET, fieldValue);
+            }
+
+            /**
+             * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.
+             * The returned segment has address {@code arrayParam.address() + index * layout().byteSize()}
+             */
+            public static MemorySegment asSlice(MemorySegment array, long index) {
+                return array.asSlice(layout().byteSize() * index);
+            }
+
+            /**
+             * The size (in bytes) of this struct
+             */
+            public static long sizeof() {
+                return layout().byteSize();
+            }
+
+            /**
+             * Allocate a segment of size {@code layout().byteSize()} using {@code allocator}
+             */
+            public static MemorySegment allocate(SegmentAllocator allocator) {
+                return allocator.allocate(layout());
+            }
+
+            /**
+             * Allocate an array of size {@code elementCount} using {@code allocator}.
+             * The returned segment has size {@code elementCount * layout().byteSize()}.
+             */
+            public static MemorySegment allocateArray(long elementCount, SegmentAllocator allocator) {
+                return allocator.allocate(MemoryLayout.sequenceLayout(elementCount, layout()));
+            }
+
+            /**
+             * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
+             * The returned segment has size {@code layout().byteSize()}
+             */
+            public static MemorySegment reinterpret(MemorySegment addr, Arena arena, Consumer<MemorySegment> cleanup) {
+                return reinterpret(addr, 1, arena, cleanup);
+            }
+
+            /**
+             * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
+             * The returned segment has size {@code elementCount * layout().byteSize()}
+             */
+            public static MemorySegment reinterpret(MemorySegment addr, long elementCount, Arena arena, Consumer<MemorySegment> cleanup) {
+                return addr.reinterpret(layout().byteSize() * elementCount, arena, cleanup);
+            }
+        }
+
+        /**
+         * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.
+         * The returned segment has address {@code arrayParam.address() + index * layout().byteSize()}
+         */
+        public static MemorySegment asSlice(MemorySegment array, long index) {
+            return array.asSlice(layout().byteSize() * index);
+        }
+
+        /**
+         * The size (in bytes) of this struct
+         */
+        public static long sizeof() {
+            return layout().byteSize();
+        }
+
+        /**
+         * Allocate a segment of size {@code layout().byteSize()} using {@code allocator}
+         */
+        public static MemorySegment allocate(SegmentAllocator allocator) {
+            return allocator.allocate(layout());
+        }
+
+        /**
+         * Allocate an array of size {@code elementCount} using {@code allocator}.
+         * The returned segment has size {@code elementCount * layout().byteSize()}.
+         */
+        public static MemorySegment allocateArray(long elementCount, SegmentAllocator allocator) {
+            return allocator.allocate(MemoryLayout.sequenceLayout(elementCount, layout()));
+        }
+
+        /**
+         * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
+         * The returned segment has size {@code layout().byteSize()}
+         */
+        public static MemorySegment reinterpret(MemorySegment addr, Arena arena, Consumer<MemorySegment> cleanup) {
+            return reinterpret(addr, 1, arena, cleanup);
+        }
+
+        /**
+         * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
+         * The returned segment has size {@code elementCount * layout().byteSize()}
+         */
+        public static MemorySegment reinterpret(MemorySegment addr, long elementCount, Arena arena, Consumer<MemorySegment> cleanup) {
+            return addr.reinterpret(layout().byteSize() * elementCount, arena, cleanup);
+        }
+    }
 
     /**
      * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.

@@ -16,7 +16,18 @@ import static java.lang.foreign.ValueLayout.*;
  *     uint64_t field_mask;
  *     ucs_cpu_set_t cpu_mask;
  *     uint64_t open_mode;
- *     union (unnamed union at /usr/include/uct/api/uct.h:1072:5) mode;
+ *     union {
+ *         struct {
+ *             const char * tl_name;
+ *             const char * dev_name;
+ *         } device;
+ *         struct {
+ *             ucs_sock_addr_t listen_sockaddr;
+ *             void * conn_request_arg;
+ *             uct_sockaddr_conn_request_callback_t conn_request_cb;
+ *             uint32_t cb_flags;
+ *         } sockaddr;
+ *     } mode;
  *     ucs_stats_node_t * stats_root;
  *     size_t rx_headroom;
  *     void * err_handler_arg;
@@ -208,7 +219,7 @@ public class uct_iface_params {
     /**
      * Layout for field:
      * {@snippet lang=c :
-     * union (unnamed union at /usr/include/uct/api/uct.h:1072:5) mode
+     * union (unnamed union at uct/api/uct.h:1072:5) mode
      * }
      */
     public static final GroupLayout mode$layout() {
@@ -220,7 +231,7 @@ public class uct_iface_params {
     /**
      * Offset for field:
      * {@snippet lang=c :
-     * union (unnamed union at /usr/include/uct/api/uct.h:1072:5) mode
+     * union (unnamed union at uct/api/uct.h:1072:5) mode
      * }
      */
     public static final long mode$offset() {
@@ -230,7 +241,7 @@ public class uct_iface_params {
     /**
      * Getter for field:
      * {@snippet lang=c :
-     * union (unnamed union at /usr/include/uct/api/uct.h:1072:5) mode
+     * union (unnamed union at uct/api/uct.h:1072:5) mode
      * }
      */
     public static MemorySegment mode(MemorySegment struct) {
@@ -240,7 +251,7 @@ public class uct_iface_params {
     /**
      * Setter for field:
      * {@snippet lang=c :
-     * union (unnamed union at /usr/include/uct/api/uct.h:1072:5) mode
+     * union (unnamed union at uct/api/uct.h:1072:5) mode
      * }
      */
     public static void mode(MemorySegment struct, MemorySegment fieldValue) {
@@ -908,532 +919,239 @@ public class uct_iface_params {
     }
 
     /**
+     * {@snippet lang=c :
+     * union {
+     *     struct {
+     *         const char * tl_name;
+     *         const char * dev_name;
+     *     } device;
+     *     struct {
+     *         ucs_sock_addr_t listen_sockaddr;
+     *         void * conn_request_arg;
+     *         uct_sockaddr_conn_request_callback_t conn_request_cb;
+     *         uint32_t cb_flags;
+     *     } sockaddr;
+     * }
+     * }
+     */
+    public static class mode {
+
+        mode() {
+            // Should not be called directly
+        }
+
+        private static final GroupLayout $LAYOUT = MemoryLayout.unionLayout(
+            uct_iface_params.mode.device.layout().withName("device"),
+            uct_iface_params.mode.sockaddr.layout().withName("sockaddr")
+        ).withName("mode");
+
+        /**
+         * The layout of this union
+         */
+        public static final GroupLayout layout() {
+            return $LAYOUT;
+        }
+
+        private static final GroupLayout device$LAYOUT = (GroupLayout)$LAYOUT.select(groupElement("device"));
+
+        /**
+         * Layout for field:
          * {@snippet lang=c :
-         * union {
-         *     struct (unnamed struct at /usr/include/uct/api/uct.h:1079:9) device;
-         *     struct (unnamed struct at /usr/include/uct/api/uct.h:1090:9) sockaddr;
+         * struct (unnamed struct at uct/api/uct.h:1079:9) device
+         * }
+         */
+        public static final GroupLayout device$layout() {
+            return device$LAYOUT;
+        }
+
+        private static final long device$OFFSET = 0;
+
+        /**
+         * Offset for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:1079:9) device
+         * }
+         */
+        public static final long device$offset() {
+            return device$OFFSET;
+        }
+
+        /**
+         * Getter for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:1079:9) device
+         * }
+         */
+        public static MemorySegment device(MemorySegment struct) {
+            return struct.asSlice(device$OFFSET, device$LAYOUT.byteSize());
+        }
+
+        /**
+         * Setter for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:1079:9) device
+         * }
+         */
+        public static void device(MemorySegment struct, MemorySegment fieldValue) {
+            MemorySegment.copy(fieldValue, 0L, struct, device$OFFSET, device$LAYOUT.byteSize());
+        }
+
+        private static final GroupLayout sockaddr$LAYOUT = (GroupLayout)$LAYOUT.select(groupElement("sockaddr"));
+
+        /**
+         * Layout for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:1090:9) sockaddr
+         * }
+         */
+        public static final GroupLayout sockaddr$layout() {
+            return sockaddr$LAYOUT;
+        }
+
+        private static final long sockaddr$OFFSET = 0;
+
+        /**
+         * Offset for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:1090:9) sockaddr
+         * }
+         */
+        public static final long sockaddr$offset() {
+            return sockaddr$OFFSET;
+        }
+
+        /**
+         * Getter for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:1090:9) sockaddr
+         * }
+         */
+        public static MemorySegment sockaddr(MemorySegment struct) {
+            return struct.asSlice(sockaddr$OFFSET, sockaddr$LAYOUT.byteSize());
+        }
+
+        /**
+         * Setter for field:
+         * {@snippet lang=c :
+         * struct (unnamed struct at uct/api/uct.h:1090:9) sockaddr
+         * }
+         */
+        public static void sockaddr(MemorySegment struct, MemorySegment fieldValue) {
+            MemorySegment.copy(fieldValue, 0L, struct, sockaddr$OFFSET, sockaddr$LAYOUT.byteSize());
+        }
+
+        /**
+         * {@snippet lang=c :
+         * struct {
+         *     const char * tl_name;
+         *     const char * dev_name;
          * }
          * }
          */
-        public static class mode {
+        public static class device {
 
-            mode() {
+            device() {
                 // Should not be called directly
             }
 
-            private static final GroupLayout $LAYOUT = MemoryLayout.unionLayout(
-                uct_iface_params.mode.device.layout().withName("device"),
-                uct_iface_params.mode.sockaddr.layout().withName("sockaddr")
-            ).withName("mode");
+            private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
+                ucx_h.C_POINTER.withName("tl_name"),
+                ucx_h.C_POINTER.withName("dev_name")
+            ).withName("device");
 
             /**
-             * The layout of this union
+             * The layout of this struct
              */
             public static final GroupLayout layout() {
                 return $LAYOUT;
             }
 
-            private static final GroupLayout device$LAYOUT = (GroupLayout)$LAYOUT.select(groupElement("device"));
+            private static final AddressLayout tl_name$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("tl_name"));
 
             /**
              * Layout for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:1079:9) device
+             * const char * tl_name
              * }
              */
-            public static final GroupLayout device$layout() {
-                return device$LAYOUT;
+            public static final AddressLayout tl_name$layout() {
+                return tl_name$LAYOUT;
             }
 
-            private static final long device$OFFSET = 0;
+            private static final long tl_name$OFFSET = 0;
 
             /**
              * Offset for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:1079:9) device
+             * const char * tl_name
              * }
              */
-            public static final long device$offset() {
-                return device$OFFSET;
+            public static final long tl_name$offset() {
+                return tl_name$OFFSET;
             }
 
             /**
              * Getter for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:1079:9) device
+             * const char * tl_name
              * }
              */
-            public static MemorySegment device(MemorySegment struct) {
-                return struct.asSlice(device$OFFSET, device$LAYOUT.byteSize());
+            public static MemorySegment tl_name(MemorySegment struct) {
+                return struct.get(tl_name$LAYOUT, tl_name$OFFSET);
             }
 
             /**
              * Setter for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:1079:9) device
+             * const char * tl_name
              * }
              */
-            public static void device(MemorySegment struct, MemorySegment fieldValue) {
-                MemorySegment.copy(fieldValue, 0L, struct, device$OFFSET, device$LAYOUT.byteSize());
+            public static void tl_name(MemorySegment struct, MemorySegment fieldValue) {
+                struct.set(tl_name$LAYOUT, tl_name$OFFSET, fieldValue);
             }
 
-            private static final GroupLayout sockaddr$LAYOUT = (GroupLayout)$LAYOUT.select(groupElement("sockaddr"));
+            private static final AddressLayout dev_name$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("dev_name"));
 
             /**
              * Layout for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:1090:9) sockaddr
+             * const char * dev_name
              * }
              */
-            public static final GroupLayout sockaddr$layout() {
-                return sockaddr$LAYOUT;
+            public static final AddressLayout dev_name$layout() {
+                return dev_name$LAYOUT;
             }
 
-            private static final long sockaddr$OFFSET = 0;
+            private static final long dev_name$OFFSET = 8;
 
             /**
              * Offset for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:1090:9) sockaddr
+             * const char * dev_name
              * }
              */
-            public static final long sockaddr$offset() {
-                return sockaddr$OFFSET;
+            public static final long dev_name$offset() {
+                return dev_name$OFFSET;
             }
 
             /**
              * Getter for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:1090:9) sockaddr
+             * const char * dev_name
              * }
              */
-            public static MemorySegment sockaddr(MemorySegment struct) {
-                return struct.asSlice(sockaddr$OFFSET, sockaddr$LAYOUT.byteSize());
+            public static MemorySegment dev_name(MemorySegment struct) {
+                return struct.get(dev_name$LAYOUT, dev_name$OFFSET);
             }
 
             /**
              * Setter for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at /usr/include/uct/api/uct.h:1090:9) sockaddr
+             * const char * dev_name
              * }
              */
-            public static void sockaddr(MemorySegment struct, MemorySegment fieldValue) {
-                MemorySegment.copy(fieldValue, 0L, struct, sockaddr$OFFSET, sockaddr$LAYOUT.byteSize());
-            }
-
-        /**
-             * {@snippet lang=c :
-             * struct {
-             *     const char * tl_name;
-             *     const char * dev_name;
-             * }
-             * }
-             */
-            public static class device {
-
-                device() {
-                    // Should not be called directly
-                }
-
-                private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
-                    ucx_h.C_POINTER.withName("tl_name"),
-                    ucx_h.C_POINTER.withName("dev_name")
-                ).withName("device");
-
-                /**
-                 * The layout of this struct
-                 */
-                public static final GroupLayout layout() {
-                    return $LAYOUT;
-                }
-
-                private static final AddressLayout tl_name$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("tl_name"));
-
-                /**
-                 * Layout for field:
-                 * {@snippet lang=c :
-                 * const char * tl_name
-                 * }
-                 */
-                public static final AddressLayout tl_name$layout() {
-                    return tl_name$LAYOUT;
-                }
-
-                private static final long tl_name$OFFSET = 0;
-
-                /**
-                 * Offset for field:
-                 * {@snippet lang=c :
-                 * const char * tl_name
-                 * }
-                 */
-                public static final long tl_name$offset() {
-                    return tl_name$OFFSET;
-                }
-
-                /**
-                 * Getter for field:
-                 * {@snippet lang=c :
-                 * const char * tl_name
-                 * }
-                 */
-                public static MemorySegment tl_name(MemorySegment struct) {
-                    return struct.get(tl_name$LAYOUT, tl_name$OFFSET);
-                }
-
-                /**
-                 * Setter for field:
-                 * {@snippet lang=c :
-                 * const char * tl_name
-                 * }
-                 */
-                public static void tl_name(MemorySegment struct, MemorySegment fieldValue) {
-                    struct.set(tl_name$LAYOUT, tl_name$OFFSET, fieldValue);
-                }
-
-                private static final AddressLayout dev_name$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("dev_name"));
-
-                /**
-                 * Layout for field:
-                 * {@snippet lang=c :
-                 * const char * dev_name
-                 * }
-                 */
-                public static final AddressLayout dev_name$layout() {
-                    return dev_name$LAYOUT;
-                }
-
-                private static final long dev_name$OFFSET = 8;
-
-                /**
-                 * Offset for field:
-                 * {@snippet lang=c :
-                 * const char * dev_name
-                 * }
-                 */
-                public static final long dev_name$offset() {
-                    return dev_name$OFFSET;
-                }
-
-                /**
-                 * Getter for field:
-                 * {@snippet lang=c :
-                 * const char * dev_name
-                 * }
-                 */
-                public static MemorySegment dev_name(MemorySegment struct) {
-                    return struct.get(dev_name$LAYOUT, dev_name$OFFSET);
-                }
-
-                /**
-                 * Setter for field:
-                 * {@snippet lang=c :
-                 * const char * dev_name
-                 * }
-                 */
-                public static void dev_name(MemorySegment struct, MemorySegment fieldValue) {
-                    struct.set(dev_name$LAYOUT, dev_name$OFFSET, fieldValue);
-                }
-
-                /**
-                 * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.
-                 * The returned segment has address {@code arrayParam.address() + index * layout().byteSize()}
-                 */
-                public static MemorySegment asSlice(MemorySegment array, long index) {
-                    return array.asSlice(layout().byteSize() * index);
-                }
-
-                /**
-                 * The size (in bytes) of this struct
-                 */
-                public static long sizeof() {
-                    return layout().byteSize();
-                }
-
-                /**
-                 * Allocate a segment of size {@code layout().byteSize()} using {@code allocator}
-                 */
-                public static MemorySegment allocate(SegmentAllocator allocator) {
-                    return allocator.allocate(layout());
-                }
-
-                /**
-                 * Allocate an array of size {@code elementCount} using {@code allocator}.
-                 * The returned segment has size {@code elementCount * layout().byteSize()}.
-                 */
-                public static MemorySegment allocateArray(long elementCount, SegmentAllocator allocator) {
-                    return allocator.allocate(MemoryLayout.sequenceLayout(elementCount, layout()));
-                }
-
-                /**
-                 * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
-                 * The returned segment has size {@code layout().byteSize()}
-                 */
-                public static MemorySegment reinterpret(MemorySegment addr, Arena arena, Consumer<MemorySegment> cleanup) {
-                    return reinterpret(addr, 1, arena, cleanup);
-                }
-
-                /**
-                 * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
-                 * The returned segment has size {@code elementCount * layout().byteSize()}
-                 */
-                public static MemorySegment reinterpret(MemorySegment addr, long elementCount, Arena arena, Consumer<MemorySegment> cleanup) {
-                    return addr.reinterpret(layout().byteSize() * elementCount, arena, cleanup);
-                }
-            }
-
-        /**
-             * {@snippet lang=c :
-             * struct {
-             *     ucs_sock_addr_t listen_sockaddr;
-             *     void * conn_request_arg;
-             *     uct_sockaddr_conn_request_callback_t conn_request_cb;
-             *     uint32_t cb_flags;
-             * }
-             * }
-             */
-            public static class sockaddr {
-
-                sockaddr() {
-                    // Should not be called directly
-                }
-
-                private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
-                    ucs_sock_addr.layout().withName("listen_sockaddr"),
-                    ucx_h.C_POINTER.withName("conn_request_arg"),
-                    ucx_h.C_POINTER.withName("conn_request_cb"),
-                    ucx_h.C_INT.withName("cb_flags"),
-                    MemoryLayout.paddingLayout(4)
-                ).withName("sockaddr");
-
-                /**
-                 * The layout of this struct
-                 */
-                public static final GroupLayout layout() {
-                    return $LAYOUT;
-                }
-
-                private static final GroupLayout listen_sockaddr$LAYOUT = (GroupLayout)$LAYOUT.select(groupElement("listen_sockaddr"));
-
-                /**
-                 * Layout for field:
-                 * {@snippet lang=c :
-                 * ucs_sock_addr_t listen_sockaddr
-                 * }
-                 */
-                public static final GroupLayout listen_sockaddr$layout() {
-                    return listen_sockaddr$LAYOUT;
-                }
-
-                private static final long listen_sockaddr$OFFSET = 0;
-
-                /**
-                 * Offset for field:
-                 * {@snippet lang=c :
-                 * ucs_sock_addr_t listen_sockaddr
-                 * }
-                 */
-                public static final long listen_sockaddr$offset() {
-                    return listen_sockaddr$OFFSET;
-                }
-
-                /**
-                 * Getter for field:
-                 * {@snippet lang=c :
-                 * ucs_sock_addr_t listen_sockaddr
-                 * }
-                 */
-                public static MemorySegment listen_sockaddr(MemorySegment struct) {
-                    return struct.asSlice(listen_sockaddr$OFFSET, listen_sockaddr$LAYOUT.byteSize());
-                }
-
-                /**
-                 * Setter for field:
-                 * {@snippet lang=c :
-                 * ucs_sock_addr_t listen_sockaddr
-                 * }
-                 */
-                public static void listen_sockaddr(MemorySegment struct, MemorySegment fieldValue) {
-                    MemorySegment.copy(fieldValue, 0L, struct, listen_sockaddr$OFFSET, listen_sockaddr$LAYOUT.byteSize());
-                }
-
-                private static final AddressLayout conn_request_arg$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("conn_request_arg"));
-
-                /**
-                 * Layout for field:
-                 * {@snippet lang=c :
-                 * void * conn_request_arg
-                 * }
-                 */
-                public static final AddressLayout conn_request_arg$layout() {
-                    return conn_request_arg$LAYOUT;
-                }
-
-                private static final long conn_request_arg$OFFSET = 16;
-
-                /**
-                 * Offset for field:
-                 * {@snippet lang=c :
-                 * void * conn_request_arg
-                 * }
-                 */
-                public static final long conn_request_arg$offset() {
-                    return conn_request_arg$OFFSET;
-                }
-
-                /**
-                 * Getter for field:
-                 * {@snippet lang=c :
-                 * void * conn_request_arg
-                 * }
-                 */
-                public static MemorySegment conn_request_arg(MemorySegment struct) {
-                    return struct.get(conn_request_arg$LAYOUT, conn_request_arg$OFFSET);
-                }
-
-                /**
-                 * Setter for field:
-                 * {@snippet lang=c :
-                 * void * conn_request_arg
-                 * }
-                 */
-                public static void conn_request_arg(MemorySegment struct, MemorySegment fieldValue) {
-                    struct.set(conn_request_arg$LAYOUT, conn_request_arg$OFFSET, fieldValue);
-                }
-
-                private static final AddressLayout conn_request_cb$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("conn_request_cb"));
-
-                /**
-                 * Layout for field:
-                 * {@snippet lang=c :
-                 * uct_sockaddr_conn_request_callback_t conn_request_cb
-                 * }
-                 */
-                public static final AddressLayout conn_request_cb$layout() {
-                    return conn_request_cb$LAYOUT;
-                }
-
-                private static final long conn_request_cb$OFFSET = 24;
-
-                /**
-                 * Offset for field:
-                 * {@snippet lang=c :
-                 * uct_sockaddr_conn_request_callback_t conn_request_cb
-                 * }
-                 */
-                public static final long conn_request_cb$offset() {
-                    return conn_request_cb$OFFSET;
-                }
-
-                /**
-                 * Getter for field:
-                 * {@snippet lang=c :
-                 * uct_sockaddr_conn_request_callback_t conn_request_cb
-                 * }
-                 */
-                public static MemorySegment conn_request_cb(MemorySegment struct) {
-                    return struct.get(conn_request_cb$LAYOUT, conn_request_cb$OFFSET);
-                }
-
-                /**
-                 * Setter for field:
-                 * {@snippet lang=c :
-                 * uct_sockaddr_conn_request_callback_t conn_request_cb
-                 * }
-                 */
-                public static void conn_request_cb(MemorySegment struct, MemorySegment fieldValue) {
-                    struct.set(conn_request_cb$LAYOUT, conn_request_cb$OFFSET, fieldValue);
-                }
-
-                private static final OfInt cb_flags$LAYOUT = (OfInt)$LAYOUT.select(groupElement("cb_flags"));
-
-                /**
-                 * Layout for field:
-                 * {@snippet lang=c :
-                 * uint32_t cb_flags
-                 * }
-                 */
-                public static final OfInt cb_flags$layout() {
-                    return cb_flags$LAYOUT;
-                }
-
-                private static final long cb_flags$OFFSET = 32;
-
-                /**
-                 * Offset for field:
-                 * {@snippet lang=c :
-                 * uint32_t cb_flags
-                 * }
-                 */
-                public static final long cb_flags$offset() {
-                    return cb_flags$OFFSET;
-                }
-
-                /**
-                 * Getter for field:
-                 * {@snippet lang=c :
-                 * uint32_t cb_flags
-                 * }
-                 */
-                public static int cb_flags(MemorySegment struct) {
-                    return struct.get(cb_flags$LAYOUT, cb_flags$OFFSET);
-                }
-
-                /**
-                 * Setter for field:
-                 * {@snippet lang=c :
-                 * uint32_t cb_flags
-                 * }
-                 */
-                public static void cb_flags(MemorySegment struct, int fieldValue) {
-                    struct.set(cb_flags$LAYOUT, cb_flags$OFFSET, fieldValue);
-                }
-
-                /**
-                 * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.
-                 * The returned segment has address {@code arrayParam.address() + index * layout().byteSize()}
-                 */
-                public static MemorySegment asSlice(MemorySegment array, long index) {
-                    return array.asSlice(layout().byteSize() * index);
-                }
-
-                /**
-                 * The size (in bytes) of this struct
-                 */
-                public static long sizeof() {
-                    return layout().byteSize();
-                }
-
-                /**
-                 * Allocate a segment of size {@code layout().byteSize()} using {@code allocator}
-                 */
-                public static MemorySegment allocate(SegmentAllocator allocator) {
-                    return allocator.allocate(layout());
-                }
-
-                /**
-                 * Allocate an array of size {@code elementCount} using {@code allocator}.
-                 * The returned segment has size {@code elementCount * layout().byteSize()}.
-                 */
-                public static MemorySegment allocateArray(long elementCount, SegmentAllocator allocator) {
-                    return allocator.allocate(MemoryLayout.sequenceLayout(elementCount, layout()));
-                }
-
-                /**
-                 * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
-                 * The returned segment has size {@code layout().byteSize()}
-                 */
-                public static MemorySegment reinterpret(MemorySegment addr, Arena arena, Consumer<MemorySegment> cleanup) {
-                    return reinterpret(addr, 1, arena, cleanup);
-                }
-
-                /**
-                 * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
-                 * The returned segment has size {@code elementCount * layout().byteSize()}
-                 */
-                public static MemorySegment reinterpret(MemorySegment addr, long elementCount, Arena arena, Consumer<MemorySegment> cleanup) {
-                    return addr.reinterpret(layout().byteSize() * elementCount, arena, cleanup);
-                }
+            public static void dev_name(MemorySegment struct, MemorySegment fieldValue) {
+                struct.set(dev_name$LAYOUT, dev_name$OFFSET, fieldValue);
             }
 
             /**
@@ -1445,7 +1163,7 @@ public class uct_iface_params {
             }
 
             /**
-             * The size (in bytes) of this union
+             * The size (in bytes) of this struct
              */
             public static long sizeof() {
                 return layout().byteSize();
@@ -1482,6 +1200,307 @@ public class uct_iface_params {
                 return addr.reinterpret(layout().byteSize() * elementCount, arena, cleanup);
             }
         }
+
+        /**
+         * {@snippet lang=c :
+         * struct {
+         *     ucs_sock_addr_t listen_sockaddr;
+         *     void * conn_request_arg;
+         *     uct_sockaddr_conn_request_callback_t conn_request_cb;
+         *     uint32_t cb_flags;
+         * }
+         * }
+         */
+        public static class sockaddr {
+
+            sockaddr() {
+                // Should not be called directly
+            }
+
+            private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
+                ucs_sock_addr.layout().withName("listen_sockaddr"),
+                ucx_h.C_POINTER.withName("conn_request_arg"),
+                ucx_h.C_POINTER.withName("conn_request_cb"),
+                ucx_h.C_INT.withName("cb_flags"),
+                MemoryLayout.paddingLayout(4)
+            ).withName("sockaddr");
+
+            /**
+             * The layout of this struct
+             */
+            public static final GroupLayout layout() {
+                return $LAYOUT;
+            }
+
+            private static final GroupLayout listen_sockaddr$LAYOUT = (GroupLayout)$LAYOUT.select(groupElement("listen_sockaddr"));
+
+            /**
+             * Layout for field:
+             * {@snippet lang=c :
+             * ucs_sock_addr_t listen_sockaddr
+             * }
+             */
+            public static final GroupLayout listen_sockaddr$layout() {
+                return listen_sockaddr$LAYOUT;
+            }
+
+            private static final long listen_sockaddr$OFFSET = 0;
+
+            /**
+             * Offset for field:
+             * {@snippet lang=c :
+             * ucs_sock_addr_t listen_sockaddr
+             * }
+             */
+            public static final long listen_sockaddr$offset() {
+                return listen_sockaddr$OFFSET;
+            }
+
+            /**
+             * Getter for field:
+             * {@snippet lang=c :
+             * ucs_sock_addr_t listen_sockaddr
+             * }
+             */
+            public static MemorySegment listen_sockaddr(MemorySegment struct) {
+                return struct.asSlice(listen_sockaddr$OFFSET, listen_sockaddr$LAYOUT.byteSize());
+            }
+
+            /**
+             * Setter for field:
+             * {@snippet lang=c :
+             * ucs_sock_addr_t listen_sockaddr
+             * }
+             */
+            public static void listen_sockaddr(MemorySegment struct, MemorySegment fieldValue) {
+                MemorySegment.copy(fieldValue, 0L, struct, listen_sockaddr$OFFSET, listen_sockaddr$LAYOUT.byteSize());
+            }
+
+            private static final AddressLayout conn_request_arg$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("conn_request_arg"));
+
+            /**
+             * Layout for field:
+             * {@snippet lang=c :
+             * void * conn_request_arg
+             * }
+             */
+            public static final AddressLayout conn_request_arg$layout() {
+                return conn_request_arg$LAYOUT;
+            }
+
+            private static final long conn_request_arg$OFFSET = 16;
+
+            /**
+             * Offset for field:
+             * {@snippet lang=c :
+             * void * conn_request_arg
+             * }
+             */
+            public static final long conn_request_arg$offset() {
+                return conn_request_arg$OFFSET;
+            }
+
+            /**
+             * Getter for field:
+             * {@snippet lang=c :
+             * void * conn_request_arg
+             * }
+             */
+            public static MemorySegment conn_request_arg(MemorySegment struct) {
+                return struct.get(conn_request_arg$LAYOUT, conn_request_arg$OFFSET);
+            }
+
+            /**
+             * Setter for field:
+             * {@snippet lang=c :
+             * void * conn_request_arg
+             * }
+             */
+            public static void conn_request_arg(MemorySegment struct, MemorySegment fieldValue) {
+                struct.set(conn_request_arg$LAYOUT, conn_request_arg$OFFSET, fieldValue);
+            }
+
+            private static final AddressLayout conn_request_cb$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("conn_request_cb"));
+
+            /**
+             * Layout for field:
+             * {@snippet lang=c :
+             * uct_sockaddr_conn_request_callback_t conn_request_cb
+             * }
+             */
+            public static final AddressLayout conn_request_cb$layout() {
+                return conn_request_cb$LAYOUT;
+            }
+
+            private static final long conn_request_cb$OFFSET = 24;
+
+            /**
+             * Offset for field:
+             * {@snippet lang=c :
+             * uct_sockaddr_conn_request_callback_t conn_request_cb
+             * }
+             */
+            public static final long conn_request_cb$offset() {
+                return conn_request_cb$OFFSET;
+            }
+
+            /**
+             * Getter for field:
+             * {@snippet lang=c :
+             * uct_sockaddr_conn_request_callback_t conn_request_cb
+             * }
+             */
+            public static MemorySegment conn_request_cb(MemorySegment struct) {
+                return struct.get(conn_request_cb$LAYOUT, conn_request_cb$OFFSET);
+            }
+
+            /**
+             * Setter for field:
+             * {@snippet lang=c :
+             * uct_sockaddr_conn_request_callback_t conn_request_cb
+             * }
+             */
+            public static void conn_request_cb(MemorySegment struct, MemorySegment fieldValue) {
+                struct.set(conn_request_cb$LAYOUT, conn_request_cb$OFFSET, fieldValue);
+            }
+
+            private static final OfInt cb_flags$LAYOUT = (OfInt)$LAYOUT.select(groupElement("cb_flags"));
+
+            /**
+             * Layout for field:
+             * {@snippet lang=c :
+             * uint32_t cb_flags
+             * }
+             */
+            public static final OfInt cb_flags$layout() {
+                return cb_flags$LAYOUT;
+            }
+
+            private static final long cb_flags$OFFSET = 32;
+
+            /**
+             * Offset for field:
+             * {@snippet lang=c :
+             * uint32_t cb_flags
+             * }
+             */
+            public static final long cb_flags$offset() {
+                return cb_flags$OFFSET;
+            }
+
+            /**
+             * Getter for field:
+             * {@snippet lang=c :
+             * uint32_t cb_flags
+             * }
+             */
+            public static int cb_flags(MemorySegment struct) {
+                return struct.get(cb_flags$LAYOUT, cb_flags$OFFSET);
+            }
+
+            /**
+             * Setter for field:
+             * {@snippet lang=c :
+             * uint32_t cb_flags
+             * }
+             */
+            public static void cb_flags(MemorySegment struct, int fieldValue) {
+                struct.set(cb_flags$LAYOUT, cb_flags$OFFSET, fieldValue);
+            }
+
+            /**
+             * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.
+             * The returned segment has address {@code arrayParam.address() + index * layout().byteSize()}
+             */
+            public static MemorySegment asSlice(MemorySegment array, long index) {
+                return array.asSlice(layout().byteSize() * index);
+            }
+
+            /**
+             * The size (in bytes) of this struct
+             */
+            public static long sizeof() {
+                return layout().byteSize();
+            }
+
+            /**
+             * Allocate a segment of size {@code layout().byteSize()} using {@code allocator}
+             */
+            public static MemorySegment allocate(SegmentAllocator allocator) {
+                return allocator.allocate(layout());
+            }
+
+            /**
+             * Allocate an array of size {@code elementCount} using {@code allocator}.
+             * The returned segment has size {@code elementCount * layout().byteSize()}.
+             */
+            public static MemorySegment allocateArray(long elementCount, SegmentAllocator allocator) {
+                return allocator.allocate(MemoryLayout.sequenceLayout(elementCount, layout()));
+            }
+
+            /**
+             * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
+             * The returned segment has size {@code layout().byteSize()}
+             */
+            public static MemorySegment reinterpret(MemorySegment addr, Arena arena, Consumer<MemorySegment> cleanup) {
+                return reinterpret(addr, 1, arena, cleanup);
+            }
+
+            /**
+             * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
+             * The returned segment has size {@code elementCount * layout().byteSize()}
+             */
+            public static MemorySegment reinterpret(MemorySegment addr, long elementCount, Arena arena, Consumer<MemorySegment> cleanup) {
+                return addr.reinterpret(layout().byteSize() * elementCount, arena, cleanup);
+            }
+        }
+
+        /**
+         * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.
+         * The returned segment has address {@code arrayParam.address() + index * layout().byteSize()}
+         */
+        public static MemorySegment asSlice(MemorySegment array, long index) {
+            return array.asSlice(layout().byteSize() * index);
+        }
+
+        /**
+         * The size (in bytes) of this union
+         */
+        public static long sizeof() {
+            return layout().byteSize();
+        }
+
+        /**
+         * Allocate a segment of size {@code layout().byteSize()} using {@code allocator}
+         */
+        public static MemorySegment allocate(SegmentAllocator allocator) {
+            return allocator.allocate(layout());
+        }
+
+        /**
+         * Allocate an array of size {@code elementCount} using {@code allocator}.
+         * The returned segment has size {@code elementCount * layout().byteSize()}.
+         */
+        public static MemorySegment allocateArray(long elementCount, SegmentAllocator allocator) {
+            return allocator.allocate(MemoryLayout.sequenceLayout(elementCount, layout()));
+        }
+
+        /**
+         * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
+         * The returned segment has size {@code layout().byteSize()}
+         */
+        public static MemorySegment reinterpret(MemorySegment addr, Arena arena, Consumer<MemorySegment> cleanup) {
+            return reinterpret(addr, 1, arena, cleanup);
+        }
+
+        /**
+         * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
+         * The returned segment has size {@code elementCount * layout().byteSize()}
+         */
+        public static MemorySegment reinterpret(MemorySegment addr, long elementCount, Arena arena, Consumer<MemorySegment> cleanup) {
+            return addr.reinterpret(layout().byteSize() * elementCount, arena, cleanup);
+        }
+    }
 
     /**
      * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.

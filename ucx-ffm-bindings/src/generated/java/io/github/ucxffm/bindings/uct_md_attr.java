@@ -13,7 +13,15 @@ import static java.lang.foreign.ValueLayout.*;
 /**
  * {@snippet lang=c :
  * struct uct_md_attr {
- *     struct (unnamed struct at /usr/include/uct/api/uct.h:1413:5) cap;
+ *     struct {
+ *         uint64_t max_alloc;
+ *         size_t max_reg;
+ *         uint64_t flags;
+ *         uint64_t reg_mem_types;
+ *         uint64_t detect_mem_types;
+ *         uint64_t alloc_mem_types;
+ *         uint64_t access_mem_types;
+ *     } cap;
  *     ucs_linear_func_t reg_cost;
  *     char component_name[16];
  *     size_t rkey_packed_size;
@@ -47,7 +55,7 @@ public class uct_md_attr {
     /**
      * Layout for field:
      * {@snippet lang=c :
-     * struct (unnamed struct at /usr/include/uct/api/uct.h:1413:5) cap
+     * struct (unnamed struct at uct/api/uct.h:1413:5) cap
      * }
      */
     public static final GroupLayout cap$layout() {
@@ -59,7 +67,7 @@ public class uct_md_attr {
     /**
      * Offset for field:
      * {@snippet lang=c :
-     * struct (unnamed struct at /usr/include/uct/api/uct.h:1413:5) cap
+     * struct (unnamed struct at uct/api/uct.h:1413:5) cap
      * }
      */
     public static final long cap$offset() {
@@ -69,7 +77,7 @@ public class uct_md_attr {
     /**
      * Getter for field:
      * {@snippet lang=c :
-     * struct (unnamed struct at /usr/include/uct/api/uct.h:1413:5) cap
+     * struct (unnamed struct at uct/api/uct.h:1413:5) cap
      * }
      */
     public static MemorySegment cap(MemorySegment struct) {
@@ -79,7 +87,7 @@ public class uct_md_attr {
     /**
      * Setter for field:
      * {@snippet lang=c :
-     * struct (unnamed struct at /usr/include/uct/api/uct.h:1413:5) cap
+     * struct (unnamed struct at uct/api/uct.h:1413:5) cap
      * }
      */
     public static void cap(MemorySegment struct, MemorySegment fieldValue) {
@@ -296,395 +304,395 @@ public class uct_md_attr {
     }
 
     /**
+     * {@snippet lang=c :
+     * struct {
+     *     uint64_t max_alloc;
+     *     size_t max_reg;
+     *     uint64_t flags;
+     *     uint64_t reg_mem_types;
+     *     uint64_t detect_mem_types;
+     *     uint64_t alloc_mem_types;
+     *     uint64_t access_mem_types;
+     * }
+     * }
+     */
+    public static class cap {
+
+        cap() {
+            // Should not be called directly
+        }
+
+        private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
+            ucx_h.C_LONG.withName("max_alloc"),
+            ucx_h.C_LONG.withName("max_reg"),
+            ucx_h.C_LONG.withName("flags"),
+            ucx_h.C_LONG.withName("reg_mem_types"),
+            ucx_h.C_LONG.withName("detect_mem_types"),
+            ucx_h.C_LONG.withName("alloc_mem_types"),
+            ucx_h.C_LONG.withName("access_mem_types")
+        ).withName("cap");
+
+        /**
+         * The layout of this struct
+         */
+        public static final GroupLayout layout() {
+            return $LAYOUT;
+        }
+
+        private static final OfLong max_alloc$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_alloc"));
+
+        /**
+         * Layout for field:
          * {@snippet lang=c :
-         * struct {
-         *     uint64_t max_alloc;
-         *     size_t max_reg;
-         *     uint64_t flags;
-         *     uint64_t reg_mem_types;
-         *     uint64_t detect_mem_types;
-         *     uint64_t alloc_mem_types;
-         *     uint64_t access_mem_types;
-         * }
+         * uint64_t max_alloc
          * }
          */
-        public static class cap {
-
-            cap() {
-                // Should not be called directly
-            }
-
-            private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
-                ucx_h.C_LONG.withName("max_alloc"),
-                ucx_h.C_LONG.withName("max_reg"),
-                ucx_h.C_LONG.withName("flags"),
-                ucx_h.C_LONG.withName("reg_mem_types"),
-                ucx_h.C_LONG.withName("detect_mem_types"),
-                ucx_h.C_LONG.withName("alloc_mem_types"),
-                ucx_h.C_LONG.withName("access_mem_types")
-            ).withName("cap");
-
-            /**
-             * The layout of this struct
-             */
-            public static final GroupLayout layout() {
-                return $LAYOUT;
-            }
-
-            private static final OfLong max_alloc$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_alloc"));
-
-            /**
-             * Layout for field:
-             * {@snippet lang=c :
-             * uint64_t max_alloc
-             * }
-             */
-            public static final OfLong max_alloc$layout() {
-                return max_alloc$LAYOUT;
-            }
-
-            private static final long max_alloc$OFFSET = 0;
-
-            /**
-             * Offset for field:
-             * {@snippet lang=c :
-             * uint64_t max_alloc
-             * }
-             */
-            public static final long max_alloc$offset() {
-                return max_alloc$OFFSET;
-            }
-
-            /**
-             * Getter for field:
-             * {@snippet lang=c :
-             * uint64_t max_alloc
-             * }
-             */
-            public static long max_alloc(MemorySegment struct) {
-                return struct.get(max_alloc$LAYOUT, max_alloc$OFFSET);
-            }
-
-            /**
-             * Setter for field:
-             * {@snippet lang=c :
-             * uint64_t max_alloc
-             * }
-             */
-            public static void max_alloc(MemorySegment struct, long fieldValue) {
-                struct.set(max_alloc$LAYOUT, max_alloc$OFFSET, fieldValue);
-            }
-
-            private static final OfLong max_reg$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_reg"));
-
-            /**
-             * Layout for field:
-             * {@snippet lang=c :
-             * size_t max_reg
-             * }
-             */
-            public static final OfLong max_reg$layout() {
-                return max_reg$LAYOUT;
-            }
-
-            private static final long max_reg$OFFSET = 8;
-
-            /**
-             * Offset for field:
-             * {@snippet lang=c :
-             * size_t max_reg
-             * }
-             */
-            public static final long max_reg$offset() {
-                return max_reg$OFFSET;
-            }
-
-            /**
-             * Getter for field:
-             * {@snippet lang=c :
-             * size_t max_reg
-             * }
-             */
-            public static long max_reg(MemorySegment struct) {
-                return struct.get(max_reg$LAYOUT, max_reg$OFFSET);
-            }
-
-            /**
-             * Setter for field:
-             * {@snippet lang=c :
-             * size_t max_reg
-             * }
-             */
-            public static void max_reg(MemorySegment struct, long fieldValue) {
-                struct.set(max_reg$LAYOUT, max_reg$OFFSET, fieldValue);
-            }
-
-            private static final OfLong flags$LAYOUT = (OfLong)$LAYOUT.select(groupElement("flags"));
-
-            /**
-             * Layout for field:
-             * {@snippet lang=c :
-             * uint64_t flags
-             * }
-             */
-            public static final OfLong flags$layout() {
-                return flags$LAYOUT;
-            }
-
-            private static final long flags$OFFSET = 16;
-
-            /**
-             * Offset for field:
-             * {@snippet lang=c :
-             * uint64_t flags
-             * }
-             */
-            public static final long flags$offset() {
-                return flags$OFFSET;
-            }
-
-            /**
-             * Getter for field:
-             * {@snippet lang=c :
-             * uint64_t flags
-             * }
-             */
-            public static long flags(MemorySegment struct) {
-                return struct.get(flags$LAYOUT, flags$OFFSET);
-            }
-
-            /**
-             * Setter for field:
-             * {@snippet lang=c :
-             * uint64_t flags
-             * }
-             */
-            public static void flags(MemorySegment struct, long fieldValue) {
-                struct.set(flags$LAYOUT, flags$OFFSET, fieldValue);
-            }
-
-            private static final OfLong reg_mem_types$LAYOUT = (OfLong)$LAYOUT.select(groupElement("reg_mem_types"));
-
-            /**
-             * Layout for field:
-             * {@snippet lang=c :
-             * uint64_t reg_mem_types
-             * }
-             */
-            public static final OfLong reg_mem_types$layout() {
-                return reg_mem_types$LAYOUT;
-            }
-
-            private static final long reg_mem_types$OFFSET = 24;
-
-            /**
-             * Offset for field:
-             * {@snippet lang=c :
-             * uint64_t reg_mem_types
-             * }
-             */
-            public static final long reg_mem_types$offset() {
-                return reg_mem_types$OFFSET;
-            }
-
-            /**
-             * Getter for field:
-             * {@snippet lang=c :
-             * uint64_t reg_mem_types
-             * }
-             */
-            public static long reg_mem_types(MemorySegment struct) {
-                return struct.get(reg_mem_types$LAYOUT, reg_mem_types$OFFSET);
-            }
-
-            /**
-             * Setter for field:
-             * {@snippet lang=c :
-             * uint64_t reg_mem_types
-             * }
-             */
-            public static void reg_mem_types(MemorySegment struct, long fieldValue) {
-                struct.set(reg_mem_types$LAYOUT, reg_mem_types$OFFSET, fieldValue);
-            }
-
-            private static final OfLong detect_mem_types$LAYOUT = (OfLong)$LAYOUT.select(groupElement("detect_mem_types"));
-
-            /**
-             * Layout for field:
-             * {@snippet lang=c :
-             * uint64_t detect_mem_types
-             * }
-             */
-            public static final OfLong detect_mem_types$layout() {
-                return detect_mem_types$LAYOUT;
-            }
-
-            private static final long detect_mem_types$OFFSET = 32;
-
-            /**
-             * Offset for field:
-             * {@snippet lang=c :
-             * uint64_t detect_mem_types
-             * }
-             */
-            public static final long detect_mem_types$offset() {
-                return detect_mem_types$OFFSET;
-            }
-
-            /**
-             * Getter for field:
-             * {@snippet lang=c :
-             * uint64_t detect_mem_types
-             * }
-             */
-            public static long detect_mem_types(MemorySegment struct) {
-                return struct.get(detect_mem_types$LAYOUT, detect_mem_types$OFFSET);
-            }
-
-            /**
-             * Setter for field:
-             * {@snippet lang=c :
-             * uint64_t detect_mem_types
-             * }
-             */
-            public static void detect_mem_types(MemorySegment struct, long fieldValue) {
-                struct.set(detect_mem_types$LAYOUT, detect_mem_types$OFFSET, fieldValue);
-            }
-
-            private static final OfLong alloc_mem_types$LAYOUT = (OfLong)$LAYOUT.select(groupElement("alloc_mem_types"));
-
-            /**
-             * Layout for field:
-             * {@snippet lang=c :
-             * uint64_t alloc_mem_types
-             * }
-             */
-            public static final OfLong alloc_mem_types$layout() {
-                return alloc_mem_types$LAYOUT;
-            }
-
-            private static final long alloc_mem_types$OFFSET = 40;
-
-            /**
-             * Offset for field:
-             * {@snippet lang=c :
-             * uint64_t alloc_mem_types
-             * }
-             */
-            public static final long alloc_mem_types$offset() {
-                return alloc_mem_types$OFFSET;
-            }
-
-            /**
-             * Getter for field:
-             * {@snippet lang=c :
-             * uint64_t alloc_mem_types
-             * }
-             */
-            public static long alloc_mem_types(MemorySegment struct) {
-                return struct.get(alloc_mem_types$LAYOUT, alloc_mem_types$OFFSET);
-            }
-
-            /**
-             * Setter for field:
-             * {@snippet lang=c :
-             * uint64_t alloc_mem_types
-             * }
-             */
-            public static void alloc_mem_types(MemorySegment struct, long fieldValue) {
-                struct.set(alloc_mem_types$LAYOUT, alloc_mem_types$OFFSET, fieldValue);
-            }
-
-            private static final OfLong access_mem_types$LAYOUT = (OfLong)$LAYOUT.select(groupElement("access_mem_types"));
-
-            /**
-             * Layout for field:
-             * {@snippet lang=c :
-             * uint64_t access_mem_types
-             * }
-             */
-            public static final OfLong access_mem_types$layout() {
-                return access_mem_types$LAYOUT;
-            }
-
-            private static final long access_mem_types$OFFSET = 48;
-
-            /**
-             * Offset for field:
-             * {@snippet lang=c :
-             * uint64_t access_mem_types
-             * }
-             */
-            public static final long access_mem_types$offset() {
-                return access_mem_types$OFFSET;
-            }
-
-            /**
-             * Getter for field:
-             * {@snippet lang=c :
-             * uint64_t access_mem_types
-             * }
-             */
-            public static long access_mem_types(MemorySegment struct) {
-                return struct.get(access_mem_types$LAYOUT, access_mem_types$OFFSET);
-            }
-
-            /**
-             * Setter for field:
-             * {@snippet lang=c :
-             * uint64_t access_mem_types
-             * }
-             */
-            public static void access_mem_types(MemorySegment struct, long fieldValue) {
-                struct.set(access_mem_types$LAYOUT, access_mem_types$OFFSET, fieldValue);
-            }
-
-            /**
-             * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.
-             * The returned segment has address {@code arrayParam.address() + index * layout().byteSize()}
-             */
-            public static MemorySegment asSlice(MemorySegment array, long index) {
-                return array.asSlice(layout().byteSize() * index);
-            }
-
-            /**
-             * The size (in bytes) of this struct
-             */
-            public static long sizeof() {
-                return layout().byteSize();
-            }
-
-            /**
-             * Allocate a segment of size {@code layout().byteSize()} using {@code allocator}
-             */
-            public static MemorySegment allocate(SegmentAllocator allocator) {
-                return allocator.allocate(layout());
-            }
-
-            /**
-             * Allocate an array of size {@code elementCount} using {@code allocator}.
-             * The returned segment has size {@code elementCount * layout().byteSize()}.
-             */
-            public static MemorySegment allocateArray(long elementCount, SegmentAllocator allocator) {
-                return allocator.allocate(MemoryLayout.sequenceLayout(elementCount, layout()));
-            }
-
-            /**
-             * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
-             * The returned segment has size {@code layout().byteSize()}
-             */
-            public static MemorySegment reinterpret(MemorySegment addr, Arena arena, Consumer<MemorySegment> cleanup) {
-                return reinterpret(addr, 1, arena, cleanup);
-            }
-
-            /**
-             * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
-             * The returned segment has size {@code elementCount * layout().byteSize()}
-             */
-            public static MemorySegment reinterpret(MemorySegment addr, long elementCount, Arena arena, Consumer<MemorySegment> cleanup) {
-                return addr.reinterpret(layout().byteSize() * elementCount, arena, cleanup);
-            }
+        public static final OfLong max_alloc$layout() {
+            return max_alloc$LAYOUT;
         }
+
+        private static final long max_alloc$OFFSET = 0;
+
+        /**
+         * Offset for field:
+         * {@snippet lang=c :
+         * uint64_t max_alloc
+         * }
+         */
+        public static final long max_alloc$offset() {
+            return max_alloc$OFFSET;
+        }
+
+        /**
+         * Getter for field:
+         * {@snippet lang=c :
+         * uint64_t max_alloc
+         * }
+         */
+        public static long max_alloc(MemorySegment struct) {
+            return struct.get(max_alloc$LAYOUT, max_alloc$OFFSET);
+        }
+
+        /**
+         * Setter for field:
+         * {@snippet lang=c :
+         * uint64_t max_alloc
+         * }
+         */
+        public static void max_alloc(MemorySegment struct, long fieldValue) {
+            struct.set(max_alloc$LAYOUT, max_alloc$OFFSET, fieldValue);
+        }
+
+        private static final OfLong max_reg$LAYOUT = (OfLong)$LAYOUT.select(groupElement("max_reg"));
+
+        /**
+         * Layout for field:
+         * {@snippet lang=c :
+         * size_t max_reg
+         * }
+         */
+        public static final OfLong max_reg$layout() {
+            return max_reg$LAYOUT;
+        }
+
+        private static final long max_reg$OFFSET = 8;
+
+        /**
+         * Offset for field:
+         * {@snippet lang=c :
+         * size_t max_reg
+         * }
+         */
+        public static final long max_reg$offset() {
+            return max_reg$OFFSET;
+        }
+
+        /**
+         * Getter for field:
+         * {@snippet lang=c :
+         * size_t max_reg
+         * }
+         */
+        public static long max_reg(MemorySegment struct) {
+            return struct.get(max_reg$LAYOUT, max_reg$OFFSET);
+        }
+
+        /**
+         * Setter for field:
+         * {@snippet lang=c :
+         * size_t max_reg
+         * }
+         */
+        public static void max_reg(MemorySegment struct, long fieldValue) {
+            struct.set(max_reg$LAYOUT, max_reg$OFFSET, fieldValue);
+        }
+
+        private static final OfLong flags$LAYOUT = (OfLong)$LAYOUT.select(groupElement("flags"));
+
+        /**
+         * Layout for field:
+         * {@snippet lang=c :
+         * uint64_t flags
+         * }
+         */
+        public static final OfLong flags$layout() {
+            return flags$LAYOUT;
+        }
+
+        private static final long flags$OFFSET = 16;
+
+        /**
+         * Offset for field:
+         * {@snippet lang=c :
+         * uint64_t flags
+         * }
+         */
+        public static final long flags$offset() {
+            return flags$OFFSET;
+        }
+
+        /**
+         * Getter for field:
+         * {@snippet lang=c :
+         * uint64_t flags
+         * }
+         */
+        public static long flags(MemorySegment struct) {
+            return struct.get(flags$LAYOUT, flags$OFFSET);
+        }
+
+        /**
+         * Setter for field:
+         * {@snippet lang=c :
+         * uint64_t flags
+         * }
+         */
+        public static void flags(MemorySegment struct, long fieldValue) {
+            struct.set(flags$LAYOUT, flags$OFFSET, fieldValue);
+        }
+
+        private static final OfLong reg_mem_types$LAYOUT = (OfLong)$LAYOUT.select(groupElement("reg_mem_types"));
+
+        /**
+         * Layout for field:
+         * {@snippet lang=c :
+         * uint64_t reg_mem_types
+         * }
+         */
+        public static final OfLong reg_mem_types$layout() {
+            return reg_mem_types$LAYOUT;
+        }
+
+        private static final long reg_mem_types$OFFSET = 24;
+
+        /**
+         * Offset for field:
+         * {@snippet lang=c :
+         * uint64_t reg_mem_types
+         * }
+         */
+        public static final long reg_mem_types$offset() {
+            return reg_mem_types$OFFSET;
+        }
+
+        /**
+         * Getter for field:
+         * {@snippet lang=c :
+         * uint64_t reg_mem_types
+         * }
+         */
+        public static long reg_mem_types(MemorySegment struct) {
+            return struct.get(reg_mem_types$LAYOUT, reg_mem_types$OFFSET);
+        }
+
+        /**
+         * Setter for field:
+         * {@snippet lang=c :
+         * uint64_t reg_mem_types
+         * }
+         */
+        public static void reg_mem_types(MemorySegment struct, long fieldValue) {
+            struct.set(reg_mem_types$LAYOUT, reg_mem_types$OFFSET, fieldValue);
+        }
+
+        private static final OfLong detect_mem_types$LAYOUT = (OfLong)$LAYOUT.select(groupElement("detect_mem_types"));
+
+        /**
+         * Layout for field:
+         * {@snippet lang=c :
+         * uint64_t detect_mem_types
+         * }
+         */
+        public static final OfLong detect_mem_types$layout() {
+            return detect_mem_types$LAYOUT;
+        }
+
+        private static final long detect_mem_types$OFFSET = 32;
+
+        /**
+         * Offset for field:
+         * {@snippet lang=c :
+         * uint64_t detect_mem_types
+         * }
+         */
+        public static final long detect_mem_types$offset() {
+            return detect_mem_types$OFFSET;
+        }
+
+        /**
+         * Getter for field:
+         * {@snippet lang=c :
+         * uint64_t detect_mem_types
+         * }
+         */
+        public static long detect_mem_types(MemorySegment struct) {
+            return struct.get(detect_mem_types$LAYOUT, detect_mem_types$OFFSET);
+        }
+
+        /**
+         * Setter for field:
+         * {@snippet lang=c :
+         * uint64_t detect_mem_types
+         * }
+         */
+        public static void detect_mem_types(MemorySegment struct, long fieldValue) {
+            struct.set(detect_mem_types$LAYOUT, detect_mem_types$OFFSET, fieldValue);
+        }
+
+        private static final OfLong alloc_mem_types$LAYOUT = (OfLong)$LAYOUT.select(groupElement("alloc_mem_types"));
+
+        /**
+         * Layout for field:
+         * {@snippet lang=c :
+         * uint64_t alloc_mem_types
+         * }
+         */
+        public static final OfLong alloc_mem_types$layout() {
+            return alloc_mem_types$LAYOUT;
+        }
+
+        private static final long alloc_mem_types$OFFSET = 40;
+
+        /**
+         * Offset for field:
+         * {@snippet lang=c :
+         * uint64_t alloc_mem_types
+         * }
+         */
+        public static final long alloc_mem_types$offset() {
+            return alloc_mem_types$OFFSET;
+        }
+
+        /**
+         * Getter for field:
+         * {@snippet lang=c :
+         * uint64_t alloc_mem_types
+         * }
+         */
+        public static long alloc_mem_types(MemorySegment struct) {
+            return struct.get(alloc_mem_types$LAYOUT, alloc_mem_types$OFFSET);
+        }
+
+        /**
+         * Setter for field:
+         * {@snippet lang=c :
+         * uint64_t alloc_mem_types
+         * }
+         */
+        public static void alloc_mem_types(MemorySegment struct, long fieldValue) {
+            struct.set(alloc_mem_types$LAYOUT, alloc_mem_types$OFFSET, fieldValue);
+        }
+
+        private static final OfLong access_mem_types$LAYOUT = (OfLong)$LAYOUT.select(groupElement("access_mem_types"));
+
+        /**
+         * Layout for field:
+         * {@snippet lang=c :
+         * uint64_t access_mem_types
+         * }
+         */
+        public static final OfLong access_mem_types$layout() {
+            return access_mem_types$LAYOUT;
+        }
+
+        private static final long access_mem_types$OFFSET = 48;
+
+        /**
+         * Offset for field:
+         * {@snippet lang=c :
+         * uint64_t access_mem_types
+         * }
+         */
+        public static final long access_mem_types$offset() {
+            return access_mem_types$OFFSET;
+        }
+
+        /**
+         * Getter for field:
+         * {@snippet lang=c :
+         * uint64_t access_mem_types
+         * }
+         */
+        public static long access_mem_types(MemorySegment struct) {
+            return struct.get(access_mem_types$LAYOUT, access_mem_types$OFFSET);
+        }
+
+        /**
+         * Setter for field:
+         * {@snippet lang=c :
+         * uint64_t access_mem_types
+         * }
+         */
+        public static void access_mem_types(MemorySegment struct, long fieldValue) {
+            struct.set(access_mem_types$LAYOUT, access_mem_types$OFFSET, fieldValue);
+        }
+
+        /**
+         * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.
+         * The returned segment has address {@code arrayParam.address() + index * layout().byteSize()}
+         */
+        public static MemorySegment asSlice(MemorySegment array, long index) {
+            return array.asSlice(layout().byteSize() * index);
+        }
+
+        /**
+         * The size (in bytes) of this struct
+         */
+        public static long sizeof() {
+            return layout().byteSize();
+        }
+
+        /**
+         * Allocate a segment of size {@code layout().byteSize()} using {@code allocator}
+         */
+        public static MemorySegment allocate(SegmentAllocator allocator) {
+            return allocator.allocate(layout());
+        }
+
+        /**
+         * Allocate an array of size {@code elementCount} using {@code allocator}.
+         * The returned segment has size {@code elementCount * layout().byteSize()}.
+         */
+        public static MemorySegment allocateArray(long elementCount, SegmentAllocator allocator) {
+            return allocator.allocate(MemoryLayout.sequenceLayout(elementCount, layout()));
+        }
+
+        /**
+         * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
+         * The returned segment has size {@code layout().byteSize()}
+         */
+        public static MemorySegment reinterpret(MemorySegment addr, Arena arena, Consumer<MemorySegment> cleanup) {
+            return reinterpret(addr, 1, arena, cleanup);
+        }
+
+        /**
+         * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
+         * The returned segment has size {@code elementCount * layout().byteSize()}
+         */
+        public static MemorySegment reinterpret(MemorySegment addr, long elementCount, Arena arena, Consumer<MemorySegment> cleanup) {
+            return addr.reinterpret(layout().byteSize() * elementCount, arena, cleanup);
+        }
+    }
 
     /**
      * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.

@@ -17,7 +17,10 @@ import static java.lang.foreign.ValueLayout.*;
  *     unsigned int flags;
  *     void * address;
  *     ucs_memory_type_t mem_type;
- *     struct (unnamed struct at /usr/include/uct/api/uct.h:2370:5) mds;
+ *     struct {
+ *         const uct_md_h * mds;
+ *         unsigned int count;
+ *     } mds;
  *     const char * name;
  * } uct_mem_alloc_params_t
  * }
@@ -227,7 +230,7 @@ public class uct_mem_alloc_params_t {
     /**
      * Layout for field:
      * {@snippet lang=c :
-     * struct (unnamed struct at /usr/include/uct/api/uct.h:2370:5) mds
+     * struct (unnamed struct at uct/api/uct.h:2370:5) mds
      * }
      */
     public static final GroupLayout mds$layout() {
@@ -239,7 +242,7 @@ public class uct_mem_alloc_params_t {
     /**
      * Offset for field:
      * {@snippet lang=c :
-     * struct (unnamed struct at /usr/include/uct/api/uct.h:2370:5) mds
+     * struct (unnamed struct at uct/api/uct.h:2370:5) mds
      * }
      */
     public static final long mds$offset() {
@@ -249,7 +252,7 @@ public class uct_mem_alloc_params_t {
     /**
      * Getter for field:
      * {@snippet lang=c :
-     * struct (unnamed struct at /usr/include/uct/api/uct.h:2370:5) mds
+     * struct (unnamed struct at uct/api/uct.h:2370:5) mds
      * }
      */
     public static MemorySegment mds(MemorySegment struct) {
@@ -259,7 +262,7 @@ public class uct_mem_alloc_params_t {
     /**
      * Setter for field:
      * {@snippet lang=c :
-     * struct (unnamed struct at /usr/include/uct/api/uct.h:2370:5) mds
+     * struct (unnamed struct at uct/api/uct.h:2370:5) mds
      * }
      */
     public static void mds(MemorySegment struct, MemorySegment fieldValue) {
@@ -311,166 +314,166 @@ public class uct_mem_alloc_params_t {
     }
 
     /**
+     * {@snippet lang=c :
+     * struct {
+     *     const uct_md_h * mds;
+     *     unsigned int count;
+     * }
+     * }
+     */
+    public static class mds {
+
+        mds() {
+            // Should not be called directly
+        }
+
+        private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
+            ucx_h.C_POINTER.withName("mds"),
+            ucx_h.C_INT.withName("count"),
+            MemoryLayout.paddingLayout(4)
+        ).withName("mds");
+
+        /**
+         * The layout of this struct
+         */
+        public static final GroupLayout layout() {
+            return $LAYOUT;
+        }
+
+        private static final AddressLayout mds$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("mds"));
+
+        /**
+         * Layout for field:
          * {@snippet lang=c :
-         * struct {
-         *     const uct_md_h * mds;
-         *     unsigned int count;
-         * }
+         * const uct_md_h * mds
          * }
          */
-        public static class mds {
-
-            mds() {
-                // Should not be called directly
-            }
-
-            private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
-                ucx_h.C_POINTER.withName("mds"),
-                ucx_h.C_INT.withName("count"),
-                MemoryLayout.paddingLayout(4)
-            ).withName("mds");
-
-            /**
-             * The layout of this struct
-             */
-            public static final GroupLayout layout() {
-                return $LAYOUT;
-            }
-
-            private static final AddressLayout mds$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("mds"));
-
-            /**
-             * Layout for field:
-             * {@snippet lang=c :
-             * const uct_md_h * mds
-             * }
-             */
-            public static final AddressLayout mds$layout() {
-                return mds$LAYOUT;
-            }
-
-            private static final long mds$OFFSET = 0;
-
-            /**
-             * Offset for field:
-             * {@snippet lang=c :
-             * const uct_md_h * mds
-             * }
-             */
-            public static final long mds$offset() {
-                return mds$OFFSET;
-            }
-
-            /**
-             * Getter for field:
-             * {@snippet lang=c :
-             * const uct_md_h * mds
-             * }
-             */
-            public static MemorySegment mds(MemorySegment struct) {
-                return struct.get(mds$LAYOUT, mds$OFFSET);
-            }
-
-            /**
-             * Setter for field:
-             * {@snippet lang=c :
-             * const uct_md_h * mds
-             * }
-             */
-            public static void mds(MemorySegment struct, MemorySegment fieldValue) {
-                struct.set(mds$LAYOUT, mds$OFFSET, fieldValue);
-            }
-
-            private static final OfInt count$LAYOUT = (OfInt)$LAYOUT.select(groupElement("count"));
-
-            /**
-             * Layout for field:
-             * {@snippet lang=c :
-             * unsigned int count
-             * }
-             */
-            public static final OfInt count$layout() {
-                return count$LAYOUT;
-            }
-
-            private static final long count$OFFSET = 8;
-
-            /**
-             * Offset for field:
-             * {@snippet lang=c :
-             * unsigned int count
-             * }
-             */
-            public static final long count$offset() {
-                return count$OFFSET;
-            }
-
-            /**
-             * Getter for field:
-             * {@snippet lang=c :
-             * unsigned int count
-             * }
-             */
-            public static int count(MemorySegment struct) {
-                return struct.get(count$LAYOUT, count$OFFSET);
-            }
-
-            /**
-             * Setter for field:
-             * {@snippet lang=c :
-             * unsigned int count
-             * }
-             */
-            public static void count(MemorySegment struct, int fieldValue) {
-                struct.set(count$LAYOUT, count$OFFSET, fieldValue);
-            }
-
-            /**
-             * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.
-             * The returned segment has address {@code arrayParam.address() + index * layout().byteSize()}
-             */
-            public static MemorySegment asSlice(MemorySegment array, long index) {
-                return array.asSlice(layout().byteSize() * index);
-            }
-
-            /**
-             * The size (in bytes) of this struct
-             */
-            public static long sizeof() {
-                return layout().byteSize();
-            }
-
-            /**
-             * Allocate a segment of size {@code layout().byteSize()} using {@code allocator}
-             */
-            public static MemorySegment allocate(SegmentAllocator allocator) {
-                return allocator.allocate(layout());
-            }
-
-            /**
-             * Allocate an array of size {@code elementCount} using {@code allocator}.
-             * The returned segment has size {@code elementCount * layout().byteSize()}.
-             */
-            public static MemorySegment allocateArray(long elementCount, SegmentAllocator allocator) {
-                return allocator.allocate(MemoryLayout.sequenceLayout(elementCount, layout()));
-            }
-
-            /**
-             * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
-             * The returned segment has size {@code layout().byteSize()}
-             */
-            public static MemorySegment reinterpret(MemorySegment addr, Arena arena, Consumer<MemorySegment> cleanup) {
-                return reinterpret(addr, 1, arena, cleanup);
-            }
-
-            /**
-             * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
-             * The returned segment has size {@code elementCount * layout().byteSize()}
-             */
-            public static MemorySegment reinterpret(MemorySegment addr, long elementCount, Arena arena, Consumer<MemorySegment> cleanup) {
-                return addr.reinterpret(layout().byteSize() * elementCount, arena, cleanup);
-            }
+        public static final AddressLayout mds$layout() {
+            return mds$LAYOUT;
         }
+
+        private static final long mds$OFFSET = 0;
+
+        /**
+         * Offset for field:
+         * {@snippet lang=c :
+         * const uct_md_h * mds
+         * }
+         */
+        public static final long mds$offset() {
+            return mds$OFFSET;
+        }
+
+        /**
+         * Getter for field:
+         * {@snippet lang=c :
+         * const uct_md_h * mds
+         * }
+         */
+        public static MemorySegment mds(MemorySegment struct) {
+            return struct.get(mds$LAYOUT, mds$OFFSET);
+        }
+
+        /**
+         * Setter for field:
+         * {@snippet lang=c :
+         * const uct_md_h * mds
+         * }
+         */
+        public static void mds(MemorySegment struct, MemorySegment fieldValue) {
+            struct.set(mds$LAYOUT, mds$OFFSET, fieldValue);
+        }
+
+        private static final OfInt count$LAYOUT = (OfInt)$LAYOUT.select(groupElement("count"));
+
+        /**
+         * Layout for field:
+         * {@snippet lang=c :
+         * unsigned int count
+         * }
+         */
+        public static final OfInt count$layout() {
+            return count$LAYOUT;
+        }
+
+        private static final long count$OFFSET = 8;
+
+        /**
+         * Offset for field:
+         * {@snippet lang=c :
+         * unsigned int count
+         * }
+         */
+        public static final long count$offset() {
+            return count$OFFSET;
+        }
+
+        /**
+         * Getter for field:
+         * {@snippet lang=c :
+         * unsigned int count
+         * }
+         */
+        public static int count(MemorySegment struct) {
+            return struct.get(count$LAYOUT, count$OFFSET);
+        }
+
+        /**
+         * Setter for field:
+         * {@snippet lang=c :
+         * unsigned int count
+         * }
+         */
+        public static void count(MemorySegment struct, int fieldValue) {
+            struct.set(count$LAYOUT, count$OFFSET, fieldValue);
+        }
+
+        /**
+         * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.
+         * The returned segment has address {@code arrayParam.address() + index * layout().byteSize()}
+         */
+        public static MemorySegment asSlice(MemorySegment array, long index) {
+            return array.asSlice(layout().byteSize() * index);
+        }
+
+        /**
+         * The size (in bytes) of this struct
+         */
+        public static long sizeof() {
+            return layout().byteSize();
+        }
+
+        /**
+         * Allocate a segment of size {@code layout().byteSize()} using {@code allocator}
+         */
+        public static MemorySegment allocate(SegmentAllocator allocator) {
+            return allocator.allocate(layout());
+        }
+
+        /**
+         * Allocate an array of size {@code elementCount} using {@code allocator}.
+         * The returned segment has size {@code elementCount * layout().byteSize()}.
+         */
+        public static MemorySegment allocateArray(long elementCount, SegmentAllocator allocator) {
+            return allocator.allocate(MemoryLayout.sequenceLayout(elementCount, layout()));
+        }
+
+        /**
+         * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
+         * The returned segment has size {@code layout().byteSize()}
+         */
+        public static MemorySegment reinterpret(MemorySegment addr, Arena arena, Consumer<MemorySegment> cleanup) {
+            return reinterpret(addr, 1, arena, cleanup);
+        }
+
+        /**
+         * Reinterprets {@code addr} using target {@code arena} and {@code cleanupAction} (if any).
+         * The returned segment has size {@code elementCount * layout().byteSize()}
+         */
+        public static MemorySegment reinterpret(MemorySegment addr, long elementCount, Arena arena, Consumer<MemorySegment> cleanup) {
+            return addr.reinterpret(layout().byteSize() * elementCount, arena, cleanup);
+        }
+    }
 
     /**
      * Obtains a slice of {@code arrayParam} which selects the array element at {@code index}.
