@@ -37,9 +37,6 @@ import java.util.TreeMap;
  */
 final class Emitter {
 
-    /** Declarations per header class part, as jextract splits large header classes. */
-    static final int DECLARATIONS_PER_PART = 1000;
-
     private static final Set<String> JAVA_RESERVED = Set.of("abstract", "assert", "boolean", "break", "byte", "case",
             "catch", "char", "class", "const", "continue", "default", "do", "double", "else", "enum", "extends",
             "final", "finally", "float", "for", "goto", "if", "implements", "import", "instanceof", "int",
@@ -843,8 +840,14 @@ final class Emitter {
         return sb.append('"').toString();
     }
 
+    /**
+     * The header class, split as jextract splits large ones: at most {@code --decls-per-header} declarations a
+     * part, {@code H extends H_1 extends H_2 ... extends H$shared}, so that every declaration is reachable through
+     * {@code H}.
+     */
     private void headerClasses(List<Member> members) {
-        int parts = Math.max(1, (members.size() + DECLARATIONS_PER_PART - 1) / DECLARATIONS_PER_PART);
+        int perPart = options.declsPerHeader;
+        int parts = members.isEmpty() ? 1 : (members.size() - 1) / perPart + 1; // no overflow for a huge perPart
         for (int part = 0; part < parts; part++) {
             String name = part == 0 ? h : h + "_" + part;
             String parent = part + 1 < parts ? h + "_" + (part + 1) : h + "$shared";
@@ -857,8 +860,8 @@ final class Emitter {
             }
             sb.append("public class ").append(name).append(" extends ").append(parent).append(" {\n\n");
             sb.append("    ").append(name).append("() {\n        // Should not be called directly\n    }\n");
-            int from = part * DECLARATIONS_PER_PART;
-            int to = Math.min(members.size(), from + DECLARATIONS_PER_PART);
+            int from = part * perPart;
+            int to = from + Math.min(members.size() - from, perPart);
             for (Member m : members.subList(from, to)) {
                 sb.append(m.text());
             }

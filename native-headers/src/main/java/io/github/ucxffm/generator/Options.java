@@ -34,6 +34,9 @@ final class Options {
         }
     }
 
+    /** Declarations per header class part by default: jextract's split size. */
+    static final int DEFAULT_DECLS_PER_HEADER = 1000;
+
     static final String USAGE = """
             usage: ucx-ffm-generator [options] HEADER
               --output DIR                 where to write the Java sources (the package folders go below it)
@@ -49,6 +52,9 @@ final class Options {
                                            argument file, and generate nothing
               --header-filter TEXT         with --dump-includes: keep headers whose path contains TEXT
               --libclang PATH              the libclang shared library (else UCXFFM_LIBCLANG, else the usual paths)
+              --decls-per-header N         (ucx-ffm extension) at most N declarations per header class part;
+                                           more go to NAME_1, NAME_2, ... up the superclass chain to NAME$shared
+                                           (N >= 1; default 1000, as jextract splits)
               @FILE                        read more options from FILE
             """;
 
@@ -62,6 +68,7 @@ final class Options {
     Path dumpIncludes;
     final List<String> headerFilters = new ArrayList<>();
     Optional<Path> libclang = Optional.empty();
+    int declsPerHeader = DEFAULT_DECLS_PER_HEADER;
     String header;
 
     Options() {
@@ -91,6 +98,7 @@ final class Options {
                 case "--dump-includes" -> o.dumpIncludes = Path.of(value(args, ++i, arg));
                 case "--header-filter" -> o.headerFilters.add(value(args, ++i, arg));
                 case "--libclang" -> o.libclang = Optional.of(Path.of(value(args, ++i, arg)));
+                case "--decls-per-header" -> o.declsPerHeader = positive(value(args, ++i, arg), arg);
                 default -> {
                     if (arg.startsWith("-I") || arg.startsWith("-D")) {
                         o.clangArgs.add(arg);
@@ -136,6 +144,19 @@ final class Options {
             throw new GeneratorException(option + " needs a value");
         }
         return args.get(i);
+    }
+
+    private static int positive(String text, String option) {
+        int n;
+        try {
+            n = Integer.parseInt(text.strip());
+        } catch (NumberFormatException e) {
+            throw new GeneratorException(option + " needs a whole number >= 1, not \"" + text + "\"");
+        }
+        if (n < 1) {
+            throw new GeneratorException(option + " needs a whole number >= 1, not " + n);
+        }
+        return n;
     }
 
     private static List<String> expand(List<String> args, Path base) {
