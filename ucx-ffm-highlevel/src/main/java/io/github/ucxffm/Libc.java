@@ -1,0 +1,58 @@
+package io.github.ucxffm;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.nio.charset.StandardCharsets;
+import java.util.function.Consumer;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/** The few C library calls the high-level layer needs. */
+final class Libc {
+
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final MethodHandle OPEN_MEMSTREAM = handle("open_memstream",
+            FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
+    private static final MethodHandle FCLOSE = handle("fclose", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    private static final MethodHandle FREE = handle("free", FunctionDescriptor.ofVoid(ADDRESS));
+
+    private Libc() {
+    }
+
+    private static MethodHandle handle(String name, FunctionDescriptor descriptor) {
+        return LINKER.downcallHandle(LINKER.defaultLookup().find(name).orElseThrow(), descriptor);
+    }
+
+    /** Runs {@code print} with a C {@code FILE *} that writes to memory, and returns what it wrote. */
+    static String printToString(Consumer<MemorySegment> print) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment bufP = arena.allocate(ADDRESS);
+            MemorySegment sizeP = arena.allocate(JAVA_LONG);
+            MemorySegment stream = (MemorySegment) OPEN_MEMSTREAM.invokeExact(bufP, sizeP);
+            if (stream.equals(MemorySegment.NULL)) {
+                throw new OutOfMemoryError("open_memstream failed");
+            }
+            try {
+                print.accept(stream);
+            } finally {
+                int ignored = (int) FCLOSE.invokeExact(stream);
+            }
+            MemorySegment buf = bufP.get(ADDRESS, 0);
+            try {
+                return new String(buf.reinterpret(sizeP.get(JAVA_LONG, 0)).toArray(JAVA_BYTE), StandardCharsets.UTF_8);
+            } finally {
+                FREE.invokeExact(buf);
+            }
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+}

@@ -1,0 +1,55 @@
+package io.github.ucxffm;
+
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Book-keeping for one operation in flight: what it keeps alive and how its completion is delivered. Instances are
+ * pooled per worker, so that starting and completing operations allocates nothing.
+ */
+final class Pending {
+
+    /** Kinds, for the receive information to collect and the name in error messages. */
+    static final byte SEND = 0;
+    static final byte TAG_RECV = 1;
+    static final byte STREAM_RECV = 2;
+    static final byte AM_RECV = 3;
+    static final byte OTHER = 4;
+
+    final int id;
+    long request;
+    byte kind;
+    /** The native call that started the operation, for error messages. */
+    String op;
+    /** Buffers and objects the operation uses; strongly reachable until completion. */
+    Object keep1;
+    Object keep2;
+    UcpMemory memory;
+    UcpEndpoint endpoint;
+    UcpCallback callback;
+    CompletableFuture<Long> future;
+    /** Set by the completion upcall when the application polls instead (callback ops polled for cancel). */
+    boolean completed;
+    int status;
+    long length;
+    long tag;
+
+    Pending(int id) {
+        this.id = id;
+    }
+
+    void clear() {
+        request = 0;
+        kind = SEND;
+        op = null;
+        keep1 = null;
+        keep2 = null;
+        memory = null;
+        endpoint = null;
+        callback = null;
+        future = null;
+        completed = false;
+        status = 0;
+        length = 0;
+        tag = 0;
+    }
+}

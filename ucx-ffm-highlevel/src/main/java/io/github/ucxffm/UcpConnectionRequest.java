@@ -1,0 +1,119 @@
+package io.github.ucxffm;
+
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.util.function.Consumer;
+
+import static io.github.ucxffm.bindings.ucx_h.ucp_listener_reject;
+
+/**
+ * A client's request to connect to a {@link UcpListener} ({@code ucp_conn_request_h}). Answer it exactly once:
+ * {@link #accept()} makes the server's endpoint, {@link #reject()} refuses; a listener closed with requests
+ * unanswered rejects them.
+ * <p>
+ * <b>Threads.</b> Those of the listener's worker.
+ */
+public final class UcpConnectionRequest {
+
+    private final UcpListener listener;
+    private final InetSocketAddress clientAddress;
+    private final long clientId;
+    private MemorySegment handle;
+
+    UcpConnectionRequest(UcpListener listener, MemorySegment handle, InetSocketAddress clientAddress, long clientId) {
+        this.listener = listener;
+        this.handle = handle;
+        this.clientAddress = clientAddress;
+        this.clientId = clientId;
+    }
+
+    /**
+     * The client's socket address, as the server sees it.
+     *
+     * @return the address, or {@code null} if UCX did not report one
+     */
+    public InetSocketAddress clientAddress() {
+        return clientAddress;
+    }
+
+    /**
+     * The id of the client's worker, when the client sent it ({@link UcpEndpoint.Params#sendClientId}).
+     *
+     * @return the client id, {@code 0} if none was sent
+     */
+    public long clientId() {
+        return clientId;
+    }
+
+    /**
+     * The listener the request arrived on.
+     *
+     * @return the listener
+     */
+    public UcpListener listener() {
+        return listener;
+    }
+
+    /**
+     * Whether the request is still unanswered.
+     *
+     * @return {@code true} until accepted or rejected
+     */
+    public boolean isPending() {
+        return handle != null;
+    }
+
+    /** Hands the native request to an endpoint; once. */
+    MemorySegment take() {
+        if (handle == null) {
+            throw new IllegalStateException("connection request from " + clientAddress + " was already answered");
+        }
+        MemorySegment h = handle;
+        handle = null;
+        return h;
+    }
+
+    /**
+     * Accepts the connection: creates the server's endpoint, with peer error handling.
+     *
+     * @return the endpoint, owned by the listener's worker
+     */
+    public UcpEndpoint accept() {
+        return accept(null);
+    }
+
+    /**
+     * Accepts the connection with an error handler.
+     *
+     * @param onError run once when the endpoint fails, on the progressing thread; may be {@code null}
+     * @return the endpoint, owned by the listener's worker
+     */
+    public UcpEndpoint accept(Consumer<UcxException> onError) {
+        listener.worker().check();
+        return listener.worker().connect(UcpEndpoint.Params.request(this).onError(onError));
+    }
+
+    /**
+     * Refuses the connection ({@code ucp_listener_reject}); the client's endpoint fails with
+     * {@link UcxRejectedException} or a peer failure.
+     */
+    public void reject() {
+        listener.worker().check();
+        MemorySegment h = take();
+        Status.check(ucp_listener_reject(listener.handle(), h), "ucp_listener_reject");
+    }
+
+    void rejectQuietly(MemorySegment listenerHandle) {
+        if (handle != null) {
+            MemorySegment h = handle;
+            handle = null;
+            ucp_listener_reject(listenerHandle, h);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "UcpConnectionRequest[from " + clientAddress + ", client id " + Long.toUnsignedString(clientId)
+                + (handle == null ? ", answered]" : "]");
+    }
+}

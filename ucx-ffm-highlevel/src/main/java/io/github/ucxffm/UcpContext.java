@@ -1,0 +1,404 @@
+package io.github.ucxffm;
+
+import io.github.ucxffm.bindings.ucp_context_attr;
+import io.github.ucxffm.bindings.ucp_params;
+import io.github.ucxffm.bindings.support.UcpInline;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+
+import static io.github.ucxffm.bindings.ucx_h.*;
+import static java.lang.foreign.ValueLayout.ADDRESS;
+
+/**
+ * A UCP context ({@code ucp_context_h}): the UCX library state for one application, with the features it asked
+ * for and the transports UCX selected. Workers and memory registrations are made from it.
+ * <p>
+ * <b>Ownership.</b> The application owns the context; {@link #close()} closes every worker (and their endpoints
+ * and listeners) and every memory registration made from it, then calls {@code ucp_cleanup}.
+ * <p>
+ * <b>Threads.</b> The methods of a context may be called from any thread. Its workers have thread rules of their
+ * own.
+ */
+public final class UcpContext extends UcxHandle {
+
+    /** {@code UCP_FEATURE_EXPORTED_MEMH}, which UCX 1.13's headers do not define. */
+    private static final long FEATURE_EXPORTED_MEMH = 1L << 7;
+
+    /** UCP features ({@code enum ucp_feature}); ask only for what the application uses. */
+    public enum Feature {
+        /** Tag matching: {@code ucp_tag_send_nbx} and friends. */
+        TAG(UCP_FEATURE_TAG(), 1, 0),
+        /** Ordered byte streams. */
+        STREAM(UCP_FEATURE_STREAM(), 1, 0),
+        /** Active messages. */
+        AM(UCP_FEATURE_AM(), 1, 0),
+        /** Remote memory access: put and get. */
+        RMA(UCP_FEATURE_RMA(), 1, 0),
+        /** 32-bit remote atomics. */
+        AMO32(UCP_FEATURE_AMO32(), 1, 0),
+        /** 64-bit remote atomics. */
+        AMO64(UCP_FEATURE_AMO64(), 1, 0),
+        /** Event-driven progress: {@link UcpWorker#eventFd()}, arm, wait, signal. */
+        WAKEUP(UCP_FEATURE_WAKEUP(), 1, 0),
+        /** Memory handles exported to other processes; UCX 1.15 or newer. */
+        EXPORTED_MEMH(FEATURE_EXPORTED_MEMH, 1, 15);
+
+        final long bit;
+        final int sinceMajor;
+        final int sinceMinor;
+
+        Feature(long bit, int sinceMajor, int sinceMinor) {
+            this.bit = bit;
+            this.sinceMajor = sinceMajor;
+            this.sinceMinor = sinceMinor;
+        }
+    }
+
+    private final MemorySegment handle;
+    private final Set<Feature> features;
+
+    private UcpContext(MemorySegment handle, Set<Feature> features) {
+        super("UcpContext", null);
+        this.handle = handle;
+        this.features = features;
+    }
+
+    /**
+     * Starts a context description.
+     *
+     * @return a builder with no features selected
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Describes a context to create. Not thread-safe; use it from one thread, then discard it.
+     */
+    public static final class Builder {
+        private final EnumSet<Feature> features = EnumSet.noneOf(Feature.class);
+        private final Map<String, String> config = new LinkedHashMap<>();
+        private long estimatedEndpoints = -1;
+        private long tagSenderMask;
+        private boolean tagSenderMaskSet;
+        private boolean sharedWorkers;
+        private String name;
+
+        private Builder() {
+        }
+
+        /**
+         * Adds features.
+         *
+         * @param more features the application will use
+         * @return this builder
+         */
+        public Builder features(Feature... more) {
+            features.addAll(java.util.List.of(more));
+            return this;
+        }
+
+        /**
+         * Overrides a UCX configuration option for this context only, as the environment variable would.
+         *
+         * @param key   the option, with or without the {@code UCX_} prefix ({@code "TLS"}, {@code "UCX_TLS"})
+         * @param value its value ({@code "shm,self"})
+         * @return this builder
+         */
+        public Builder config(String key, String value) {
+            String k = key.startsWith("UCX_") ? key.substring(4) : key;
+            if (k.isEmpty()) {
+                throw new IllegalArgumentException("empty UCX option name");
+            }
+            config.put(k, java.util.Objects.requireNonNull(value, "value"));
+            return this;
+        }
+
+        /**
+         * Tells UCX how many endpoints to expect, so it can size its resources.
+         *
+         * @param count expected number of endpoints, positive
+         * @return this builder
+         */
+        public Builder estimatedEndpoints(long count) {
+            if (count <= 0) {
+                throw new IllegalArgumentException("estimated endpoint count must be positive: " + count);
+            }
+            this.estimatedEndpoints = count;
+            return this;
+        }
+
+        /**
+         * The bits of a tag that identify the sender ({@code tag_sender_mask}), used by UCX to tell senders apart
+         * in error handling and by probe.
+         *
+         * @param mask the sender bits of tags
+         * @return this builder
+         */
+        public Builder tagSenderMask(long mask) {
+            this.tagSenderMask = mask;
+            this.tagSenderMaskSet = true;
+            return this;
+        }
+
+        /**
+         * Whether workers of this context may be used from several threads ({@code mt_workers_shared}).
+         *
+         * @param shared {@code true} if workers are shared between threads
+         * @return this builder
+         */
+        public Builder sharedWorkers(boolean shared) {
+            this.sharedWorkers = shared;
+            return this;
+        }
+
+        /**
+         * A name for the context, shown in UCX's logs and {@link UcpContext#printInfo()}.
+         *
+         * @param contextName the name
+         * @return this builder
+         */
+        public Builder name(String contextName) {
+            this.name = contextName;
+            return this;
+        }
+
+        /**
+         * Creates the context.
+         *
+         * @return the new context, owned by the caller
+         * @throws IllegalArgumentException if no feature was asked for, or an option is unknown to UCX
+         * @throws UnsupportedOperationException if a feature needs a newer UCX than this process runs
+         * @throws UcxException if UCX cannot create the context
+         */
+        public UcpContext build() {
+            if (features.isEmpty()) {
+                throw new IllegalArgumentException("a UCP context needs at least one feature");
+            }
+            UcxVersion runtime = UcxVersion.runtime();
+            long bits = 0;
+            for (Feature f : features) {
+                if (!runtime.atLeast(f.sinceMajor, f.sinceMinor)) {
+                    throw new UnsupportedOperationException("feature " + f + " needs UCX " + f.sinceMajor + "."
+                            + f.sinceMinor + " or newer; this process runs UCX " + runtime);
+                }
+                bits |= f.bit;
+            }
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment configP = arena.allocate(ADDRESS);
+                Status.check(ucp_config_read(MemorySegment.NULL, MemorySegment.NULL, configP), "ucp_config_read");
+                MemorySegment configH = configP.get(ADDRESS, 0);
+                try {
+                    for (Map.Entry<String, String> e : config.entrySet()) {
+                        byte s = ucp_config_modify(configH, arena.allocateFrom(e.getKey()),
+                                arena.allocateFrom(e.getValue()));
+                        if (s == UCS_ERR_NO_ELEM()) {
+                            throw new IllegalArgumentException("UCX has no option UCX_" + e.getKey());
+                        }
+                        if (s != UCS_OK()) {
+                            throw new IllegalArgumentException("UCX rejects UCX_" + e.getKey() + "=" + e.getValue()
+                                    + ": " + UcsStatus.describe(s));
+                        }
+                    }
+                    MemorySegment params = ucp_params.allocate(arena);
+                    long mask = UCP_PARAM_FIELD_FEATURES() | UCP_PARAM_FIELD_MT_WORKERS_SHARED();
+                    ucp_params.features(params, bits);
+                    ucp_params.mt_workers_shared(params, sharedWorkers ? 1 : 0);
+                    if (estimatedEndpoints > 0) {
+                        mask |= UCP_PARAM_FIELD_ESTIMATED_NUM_EPS();
+                        ucp_params.estimated_num_eps(params, estimatedEndpoints);
+                    }
+                    if (tagSenderMaskSet) {
+                        mask |= UCP_PARAM_FIELD_TAG_SENDER_MASK();
+                        ucp_params.tag_sender_mask(params, tagSenderMask);
+                    }
+                    if (name != null) {
+                        mask |= UCP_PARAM_FIELD_NAME();
+                        ucp_params.name(params, arena.allocateFrom(name));
+                    }
+                    ucp_params.field_mask(params, mask);
+                    MemorySegment contextP = arena.allocate(ADDRESS);
+                    Status.check(UcpInline.ucp_init(params, configH, contextP), "ucp_init");
+                    return new UcpContext(contextP.get(ADDRESS, 0), java.util.Collections.unmodifiableSet(
+                            EnumSet.copyOf(features)));
+                } finally {
+                    ucp_config_release(configH);
+                }
+            }
+        }
+    }
+
+    /** The native {@code ucp_context_h}, for use with the raw bindings; valid until close. */
+    MemorySegment handle() {
+        ensureOpen();
+        return handle;
+    }
+
+    /**
+     * The native handle for calls through the raw bindings ({@code io.github.ucxffm.bindings}).
+     *
+     * @return the {@code ucp_context_h}; it dangles after {@link #close()}
+     */
+    public MemorySegment nativeHandle() {
+        return handle();
+    }
+
+    /**
+     * The features this context was created with.
+     *
+     * @return an unmodifiable set
+     */
+    public Set<Feature> features() {
+        return features;
+    }
+
+    boolean has(Feature f) {
+        return features.contains(f);
+    }
+
+    /**
+     * The UCX release this process runs.
+     *
+     * @return the runtime version
+     */
+    public UcxVersion ucxVersion() {
+        return UcxVersion.runtime();
+    }
+
+    private MemorySegment query(Arena arena, long fields) {
+        MemorySegment attr = ucp_context_attr.allocate(arena);
+        ucp_context_attr.field_mask(attr, fields);
+        Status.check(ucp_context_query(handle(), attr), "ucp_context_query");
+        return attr;
+    }
+
+    /**
+     * The size UCX reserves for its request structures.
+     *
+     * @return bytes per request
+     */
+    public long requestSize() {
+        try (Arena arena = Arena.ofConfined()) {
+            return ucp_context_attr.request_size(query(arena, UCP_ATTR_FIELD_REQUEST_SIZE()));
+        }
+    }
+
+    /**
+     * The thread level the context supports.
+     *
+     * @return the context's thread mode
+     */
+    public UcsThreadMode threadMode() {
+        try (Arena arena = Arena.ofConfined()) {
+            return UcsThreadMode.of(ucp_context_attr.thread_mode(query(arena, UCP_ATTR_FIELD_THREAD_MODE())));
+        }
+    }
+
+    /**
+     * The memory types UCX can access with this context.
+     *
+     * @return the supported memory types ({@link UcsMemoryType#HOST} at least)
+     */
+    public Set<UcsMemoryType> memoryTypes() {
+        try (Arena arena = Arena.ofConfined()) {
+            long bits = ucp_context_attr.memory_types(query(arena, UCP_ATTR_FIELD_MEMORY_TYPES()));
+            EnumSet<UcsMemoryType> types = EnumSet.noneOf(UcsMemoryType.class);
+            for (UcsMemoryType t : UcsMemoryType.values()) {
+                if ((bits & (1L << t.code())) != 0) {
+                    types.add(t);
+                }
+            }
+            return types;
+        }
+    }
+
+    /**
+     * UCX's description of this context ({@code ucp_context_print_info}): transports, devices, settings.
+     *
+     * @return the text UCX prints
+     */
+    public String printInfo() {
+        MemorySegment h = handle();
+        return Libc.printToString(stream -> ucp_context_print_info(h, stream));
+    }
+
+    /**
+     * Creates a worker confined to the calling thread ({@link UcsThreadMode#SINGLE}).
+     *
+     * @return the worker, owned by this context
+     */
+    public UcpWorker newWorker() {
+        return newWorker(UcsThreadMode.SINGLE);
+    }
+
+    /**
+     * Creates a worker.
+     *
+     * @param mode which threads may use it; SINGLE confines it to the calling thread
+     * @return the worker, owned by this context
+     */
+    public UcpWorker newWorker(UcsThreadMode mode) {
+        ensureOpen();
+        return new UcpWorker(this, mode);
+    }
+
+    /**
+     * Registers application memory for RMA and zero-copy ({@code ucp_mem_map} of an existing region). The
+     * segment stays strongly reachable while registered.
+     *
+     * @param segment native memory, from any arena
+     * @return the registration, owned by this context
+     */
+    public UcpMemory register(MemorySegment segment) {
+        ensureOpen();
+        if (!segment.isNative() || segment.byteSize() == 0) {
+            throw new IllegalArgumentException("only non-empty native memory can be registered: " + segment);
+        }
+        return UcpMemory.map(this, segment, segment.byteSize(), UcsMemoryType.HOST);
+    }
+
+    /**
+     * Lets UCX allocate and register host memory ({@code ucp_mem_map} with {@code UCP_MEM_MAP_ALLOCATE}).
+     *
+     * @param size bytes, positive
+     * @return the registration; {@link UcpMemory#segment()} is the memory
+     */
+    public UcpMemory allocate(long size) {
+        return allocate(size, UcsMemoryType.HOST);
+    }
+
+    /**
+     * Lets UCX allocate and register memory of a given type.
+     *
+     * @param size bytes, positive
+     * @param type where the memory lives; must be in {@link #memoryTypes()}
+     * @return the registration
+     */
+    public UcpMemory allocate(long size, UcsMemoryType type) {
+        ensureOpen();
+        if (size <= 0) {
+            throw new IllegalArgumentException("size must be positive: " + size);
+        }
+        return UcpMemory.map(this, null, size, type);
+    }
+
+    /** The handle without checks, for children releasing while the context closes. */
+    MemorySegment nativeHandleUnchecked() {
+        return handle;
+    }
+
+    @Override
+    void release() {
+        ucp_cleanup(handle);
+    }
+
+    @Override
+    public String toString() {
+        return "UcpContext" + features + (isClosed() ? " (closed)" : "");
+    }
+}

@@ -1,0 +1,979 @@
+package io.github.ucxffm;
+
+import io.github.ucxffm.bindings.ucp_am_recv_data_nbx_callback_t;
+import io.github.ucxffm.bindings.ucp_err_handler_cb_t;
+import io.github.ucxffm.bindings.ucp_listener_conn_callback_t;
+import io.github.ucxffm.bindings.ucp_request_param_t;
+import io.github.ucxffm.bindings.ucp_send_nbx_callback_t;
+import io.github.ucxffm.bindings.ucp_stream_recv_nbx_callback_t;
+import io.github.ucxffm.bindings.ucp_tag_recv_info;
+import io.github.ucxffm.bindings.ucp_tag_recv_nbx_callback_t;
+import io.github.ucxffm.bindings.ucp_worker_attr;
+import io.github.ucxffm.bindings.ucp_worker_params;
+import io.github.ucxffm.bindings.support.UcsMacros;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.function.Consumer;
+
+import static io.github.ucxffm.bindings.ucx_h.*;
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * A UCP worker ({@code ucp_worker_h}): the progress engine that moves every operation of its endpoints. Nothing
+ * completes unless some thread calls {@link #progress()} (or waits with {@link #await}); a rendezvous transfer
+ * needs progress on both sides.
+ * <p>
+ * <b>Ownership.</b> Created by {@link UcpContext#newWorker}, owned by the context. {@link #close()} closes the
+ * worker's listeners and endpoints (force), releases every request still in flight, then destroys the worker.
+ * <p>
+ * <b>Threads.</b> A {@link UcsThreadMode#SINGLE} worker (the default) belongs to the thread that created it: every
+ * method but {@link #signal()} throws {@link IllegalStateException} on another thread. A SERIALIZED worker may be
+ * used by any thread, one at a time; a MULTI worker by any threads at once.
+ * <p>
+ * <b>Completion.</b> Operations return a request token: {@link #COMPLETED} when they finished at once, otherwise a
+ * handle to poll with {@link #poll(long)}, which releases the request when it reports completion. Tokens are
+ * primitives; polling allocates nothing. Operations also come with a {@link UcpCallback} or as a
+ * {@link CompletableFuture}. A buffer given to an operation belongs to it until completion: the worker keeps it
+ * strongly reachable until then, and the application must not reuse or free it before.
+ */
+public final class UcpWorker extends UcxHandle {
+
+    /** The token of an operation that completed when it was started. */
+    public static final long COMPLETED = 0L;
+
+    private static final long INITIAL_POOL = 64;
+
+    private final UcpContext context;
+    private final UcsThreadMode mode;
+    private final Thread owner;
+    private final boolean locking;
+    final Arena arena = Arena.ofShared();
+    private final MemorySegment handle;
+
+    // One upcall stub per callback kind, made once for the worker's life.
+    final MemorySegment sendStub;
+    final MemorySegment tagRecvStub;
+    final MemorySegment streamRecvStub;
+    final MemorySegment amRecvDataStub;
+    final MemorySegment errorStub;
+    final MemorySegment connectionStub;
+
+    /** Per-thread scratch: the request parameters and receive-info structs reused by every operation. */
+    static final class Scratch {
+        final MemorySegment param;
+        final MemorySegment tagInfo;
+        final MemorySegment length;
+        long receivedTag;
+        long receivedLength;
+
+        Scratch(Arena arena) {
+            param = ucp_request_param_t.allocate(arena);
+            tagInfo = ucp_tag_recv_info.allocate(arena);
+            length = arena.allocate(JAVA_LONG);
+        }
+    }
+
+    private final Scratch single;
+    private final ThreadLocal<Scratch> perThread;
+
+    private final LongObjectMap<Pending> inFlight = new LongObjectMap<>(256);
+    private Pending[] pending = new Pending[(int) INITIAL_POOL];
+    private int[] free = new int[(int) INITIAL_POOL];
+    private int freeCount;
+
+    /** Endpoints of this worker by native handle, for the error and active-message upcalls. */
+    final LongObjectMap<UcpEndpoint> endpoints = new LongObjectMap<>(64);
+
+    private final List<Throwable> callbackErrors = new ArrayList<>();
+    private volatile boolean hasCallbackErrors;
+
+    UcpWorker(UcpContext context, UcsThreadMode mode) {
+        super("UcpWorker", context);
+        this.context = context;
+        this.mode = mode;
+        this.owner = Thread.currentThread();
+        this.locking = mode == UcsThreadMode.MULTI;
+        try (Arena call = Arena.ofConfined()) {
+            MemorySegment params = ucp_worker_params.allocate(call);
+            ucp_worker_params.field_mask(params, UCP_WORKER_PARAM_FIELD_THREAD_MODE());
+            ucp_worker_params.thread_mode(params, mode.code());
+            MemorySegment workerP = call.allocate(ADDRESS);
+            byte status = ucp_worker_create(context.handle(), params, workerP);
+            if (status != UCS_OK()) {
+                super.close();
+                throw UcxException.of("ucp_worker_create", status);
+            }
+            this.handle = workerP.get(ADDRESS, 0);
+        }
+        sendStub = ucp_send_nbx_callback_t.allocate(this::onSendComplete, arena);
+        tagRecvStub = ucp_tag_recv_nbx_callback_t.allocate(this::onTagReceiveComplete, arena);
+        streamRecvStub = ucp_stream_recv_nbx_callback_t.allocate(this::onLengthComplete, arena);
+        amRecvDataStub = ucp_am_recv_data_nbx_callback_t.allocate(this::onLengthComplete, arena);
+        errorStub = ucp_err_handler_cb_t.allocate(this::onEndpointError, arena);
+        connectionStub = ucp_listener_conn_callback_t.allocate(this::onConnectionRequest, arena);
+        single = new Scratch(arena);
+        perThread = locking ? ThreadLocal.withInitial(() -> new Scratch(arena)) : null;
+        for (int i = 0; i < pending.length; i++) {
+            pending[i] = new Pending(i);
+            free[freeCount++] = pending.length - 1 - i;
+        }
+    }
+
+    // ---- identity and thread rules ----------------------------------------------------------------------------
+
+    /**
+     * The context this worker belongs to.
+     *
+     * @return the owning context
+     */
+    public UcpContext context() {
+        return context;
+    }
+
+    /**
+     * The thread mode the worker was created with.
+     *
+     * @return the mode
+     */
+    public UcsThreadMode threadMode() {
+        return mode;
+    }
+
+    /** The open check and, for a SINGLE worker, the owner check: one field read and one comparison. */
+    void check() {
+        ensureOpen();
+        if (mode == UcsThreadMode.SINGLE && Thread.currentThread() != owner) {
+            throw new IllegalStateException("this UcpWorker is confined to thread '" + owner.getName()
+                    + "' (UcsThreadMode.SINGLE); called from '" + Thread.currentThread().getName() + "'");
+        }
+    }
+
+    MemorySegment handle() {
+        check();
+        return handle;
+    }
+
+    /**
+     * The native handle for calls through the raw bindings.
+     *
+     * @return the {@code ucp_worker_h}; it dangles after {@link #close()}
+     */
+    public MemorySegment nativeHandle() {
+        return handle();
+    }
+
+    Scratch scratch() {
+        return locking ? perThread.get() : single;
+    }
+
+    /** The parameter struct for the next operation, with every field this layer uses cleared. */
+    MemorySegment param() {
+        MemorySegment p = scratch().param;
+        p.fill((byte) 0);
+        return p;
+    }
+
+    // ---- progress and waiting -----------------------------------------------------------------------------------
+
+    /**
+     * Progresses communication once ({@code ucp_worker_progress}). Callbacks of completed operations, active-message
+     * handlers, endpoint error handlers and connection handlers run inside this call.
+     *
+     * @return a non-zero count if some work was done
+     * @throws RuntimeException the first exception a callback threw during this call (others are suppressed)
+     */
+    public int progress() {
+        int work = ucp_worker_progress(handle());
+        if (hasCallbackErrors) {
+            rethrowCallbackErrors();
+        }
+        return work;
+    }
+
+    private void rethrowCallbackErrors() {
+        Throwable first;
+        synchronized (callbackErrors) {
+            first = callbackErrors.getFirst();
+            for (int i = 1; i < callbackErrors.size(); i++) {
+                first.addSuppressed(callbackErrors.get(i));
+            }
+            callbackErrors.clear();
+            hasCallbackErrors = false;
+        }
+        if (first instanceof RuntimeException r) {
+            throw r;
+        }
+        if (first instanceof Error e) {
+            throw e;
+        }
+        throw new CompletionException("a UCX callback failed", first);
+    }
+
+    /** Records an exception thrown by application code inside an upcall; progress() rethrows it. */
+    void callbackFailed(Throwable t) {
+        synchronized (callbackErrors) {
+            callbackErrors.add(t);
+            hasCallbackErrors = true;
+        }
+    }
+
+    /**
+     * The worker's event file descriptor ({@code ucp_worker_get_efd}), readable when {@link #arm()} was called and
+     * there is work. Needs {@link UcpContext.Feature#WAKEUP}.
+     *
+     * @return the file descriptor; owned by the worker, do not close it
+     */
+    public int eventFd() {
+        requireWakeup();
+        try (Arena call = Arena.ofConfined()) {
+            MemorySegment fd = call.allocate(JAVA_INT);
+            Status.check(ucp_worker_get_efd(handle(), fd), "ucp_worker_get_efd");
+            return fd.get(JAVA_INT, 0);
+        }
+    }
+
+    private void requireWakeup() {
+        if (!context.has(UcpContext.Feature.WAKEUP)) {
+            throw new IllegalStateException("event-driven waiting needs UcpContext.Feature.WAKEUP");
+        }
+    }
+
+    /**
+     * Arms the event file descriptor ({@code ucp_worker_arm}). When it returns {@code false} there is still work:
+     * progress again, then arm again, before sleeping.
+     *
+     * @return {@code true} if armed (safe to sleep), {@code false} on {@code UCS_ERR_BUSY}
+     */
+    public boolean arm() {
+        requireWakeup();
+        byte status = ucp_worker_arm(handle());
+        if (status == UCS_ERR_BUSY()) {
+            return false;
+        }
+        Status.check(status, "ucp_worker_arm");
+        return true;
+    }
+
+    /**
+     * Blocks until the worker has events ({@code ucp_worker_wait}), or until {@link #signal()}. Call {@link #arm()}
+     * first, as {@link #await} does. Blocks the carrier thread: use a platform thread.
+     */
+    public void waitForEvents() {
+        requireWakeup();
+        Status.check(ucp_worker_wait(handle()), "ucp_worker_wait");
+    }
+
+    /**
+     * Wakes a thread blocked in {@link #waitForEvents()} or {@link #await} ({@code ucp_worker_signal}). The one
+     * method any thread may call on a SINGLE worker.
+     */
+    public void signal() {
+        ensureOpen();
+        requireWakeup();
+        Status.check(ucp_worker_signal(handle), "ucp_worker_signal");
+    }
+
+    /** How {@link #await} spends the time between progress calls. */
+    public enum Idle {
+        /** Progress in a tight loop: lowest latency, one core busy. */
+        SPIN,
+        /** Progress, then {@link Thread#yield()} when there was nothing to do. */
+        YIELD,
+        /**
+         * Progress while there is work; when idle, arm the event fd and sleep in {@code ucp_worker_wait} until an
+         * event or {@link #signal()}. Burns no core; needs {@link UcpContext.Feature#WAKEUP}.
+         */
+        BLOCK
+    }
+
+    /**
+     * Progresses until the request completes, then releases it.
+     *
+     * @param request a token returned by an operation of this worker
+     * @param timeout how long to wait at most
+     * @param idle    how to wait
+     * @throws UcxTimeoutException if the request is still in flight at the deadline (it stays valid: poll or
+     *                             cancel it)
+     * @throws UcxException        if the operation failed
+     */
+    public void await(long request, Duration timeout, Idle idle) {
+        if (request == COMPLETED) {
+            return;
+        }
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!poll(request)) {
+            idle(idle, deadline);
+            if (System.nanoTime() - deadline > 0 && !poll(request)) {
+                throw new UcxTimeoutException("await", UCS_ERR_TIMED_OUT());
+            }
+        }
+    }
+
+    /**
+     * Progresses until the request completes, spinning, for at most 30 seconds.
+     *
+     * @param request a token returned by an operation of this worker
+     * @throws UcxException if the operation failed or did not complete in time
+     */
+    public void await(long request) {
+        await(request, Duration.ofSeconds(30), Idle.SPIN);
+    }
+
+    /**
+     * Progresses until {@code condition} holds.
+     *
+     * @param condition checked after each progress call
+     * @param timeout   how long to wait at most
+     * @param idle      how to wait
+     * @throws UcxTimeoutException if the condition does not hold by the deadline
+     */
+    public void awaitCondition(java.util.function.BooleanSupplier condition, Duration timeout, Idle idle) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!condition.getAsBoolean()) {
+            idle(idle, deadline);
+            if (System.nanoTime() - deadline > 0 && !condition.getAsBoolean()) {
+                throw new UcxTimeoutException("awaitCondition", UCS_ERR_TIMED_OUT());
+            }
+        }
+    }
+
+    private void idle(Idle idle, long deadline) {
+        int work = progress();
+        if (work != 0) {
+            return;
+        }
+        switch (idle) {
+            case SPIN -> Thread.onSpinWait();
+            case YIELD -> Thread.yield();
+            case BLOCK -> {
+                if (arm() && System.nanoTime() - deadline < 0) {
+                    waitForEvents();
+                }
+            }
+        }
+    }
+
+    // ---- requests -------------------------------------------------------------------------------------------------
+
+    private void lock() {
+        if (locking) {
+            synchronizedEnter();
+        }
+    }
+
+    private final java.util.concurrent.locks.ReentrantLock poolLock = new java.util.concurrent.locks.ReentrantLock();
+
+    private void synchronizedEnter() {
+        poolLock.lock();
+    }
+
+    private void unlock() {
+        if (locking) {
+            poolLock.unlock();
+        }
+    }
+
+    /** A pooled book-keeping slot for a new operation. */
+    Pending acquire(byte kind, String op, Object keep1, Object keep2) {
+        lock();
+        try {
+            if (freeCount == 0) {
+                growPool();
+            }
+            Pending p = pending[free[--freeCount]];
+            p.kind = kind;
+            p.op = op;
+            p.keep1 = keep1;
+            p.keep2 = keep2;
+            return p;
+        } finally {
+            unlock();
+        }
+    }
+
+    private void growPool() {
+        int old = pending.length;
+        pending = java.util.Arrays.copyOf(pending, old * 2);
+        free = java.util.Arrays.copyOf(free, old * 2);
+        for (int i = old; i < pending.length; i++) {
+            pending[i] = new Pending(i);
+            free[freeCount++] = i;
+        }
+    }
+
+    void recycle(Pending p) {
+        lock();
+        try {
+            if (p.memory != null) {
+                p.memory.endUse();
+            }
+            p.clear();
+            free[freeCount++] = p.id;
+        } finally {
+            unlock();
+        }
+    }
+
+    /**
+     * Handles the {@code ucs_status_ptr_t} an operation returned, for a polled operation.
+     *
+     * @return the token: {@link #COMPLETED} or the request address
+     */
+    long started(MemorySegment result, Pending p) {
+        long address = result.address();
+        if (address == 0) {
+            recycle(p);
+            return COMPLETED;
+        }
+        if (UcsMacros.UCS_PTR_IS_ERR(result)) {
+            String op = p.op;
+            recycle(p);
+            throw UcxException.of(op, UcsMacros.UCS_PTR_RAW_STATUS(result));
+        }
+        p.request = address;
+        lock();
+        try {
+            inFlight.put(address, p);
+        } finally {
+            unlock();
+        }
+        return address;
+    }
+
+    /**
+     * Checks a request; when it has completed, collects its receive information, releases it and returns
+     * {@code true}. After that the token is invalid.
+     *
+     * @param request a token from an operation of this worker ({@link #COMPLETED} is always complete)
+     * @return {@code true} if the operation completed successfully, {@code false} while it is in flight
+     * @throws UcxException          if it completed with an error (the request is released all the same)
+     * @throws IllegalStateException if the token is unknown to this worker (already released, or foreign)
+     */
+    public boolean poll(long request) {
+        if (request == COMPLETED) {
+            return true;
+        }
+        check();
+        Pending p;
+        lock();
+        try {
+            p = inFlight.get(request);
+        } finally {
+            unlock();
+        }
+        if (p == null || p.callback != null || p.future != null) {
+            throw new IllegalStateException("unknown request token " + Long.toHexString(request)
+                    + " (already completed, or not from a polled operation of this worker)");
+        }
+        MemorySegment req = MemorySegment.ofAddress(request);
+        byte status;
+        Scratch s = scratch();
+        if (p.kind == Pending.TAG_RECV) {
+            status = ucp_tag_recv_request_test(req, s.tagInfo);
+            if (status != UCS_INPROGRESS()) {
+                s.receivedTag = ucp_tag_recv_info.sender_tag(s.tagInfo);
+                s.receivedLength = ucp_tag_recv_info.length(s.tagInfo);
+            }
+        } else if (p.kind == Pending.STREAM_RECV) {
+            status = ucp_stream_recv_request_test(req, s.length);
+            if (status != UCS_INPROGRESS()) {
+                s.receivedLength = s.length.get(JAVA_LONG, 0);
+            }
+        } else {
+            status = ucp_request_check_status(req);
+        }
+        if (status == UCS_INPROGRESS()) {
+            return false;
+        }
+        lock();
+        try {
+            inFlight.remove(request);
+        } finally {
+            unlock();
+        }
+        ucp_request_free(req);
+        String op = p.op;
+        UcpEndpoint ep = p.endpoint;
+        recycle(p);
+        if (status < 0) {
+            throw failure(op, status, ep);
+        }
+        return true;
+    }
+
+    private UcxException failure(String op, int status, UcpEndpoint ep) {
+        UcxException e = UcxException.of(op, status);
+        if (ep != null && UcxException.isPeerFailure(status)) {
+            ep.markFailed(status);
+        }
+        return e;
+    }
+
+    /**
+     * Cancels an operation in flight ({@code ucp_request_cancel}). UCX can cancel receives that have not matched;
+     * sends, RMA and atomics already handed to the transport usually complete anyway. A canceled operation
+     * completes with {@link UcxCanceledException} on its next poll (or callback, or future).
+     *
+     * @param request a token of this worker; {@link #COMPLETED} is ignored
+     */
+    public void cancel(long request) {
+        if (request == COMPLETED) {
+            return;
+        }
+        check();
+        ucp_request_cancel(handle, MemorySegment.ofAddress(request));
+    }
+
+    /**
+     * The sender's tag of the last tag receive or probe completed by this thread on this worker.
+     *
+     * @return the sender tag
+     */
+    public long receivedTag() {
+        return scratch().receivedTag;
+    }
+
+    /**
+     * The length of the last receive (tag, stream) or probe completed by this thread on this worker.
+     *
+     * @return bytes received
+     */
+    public long receivedLength() {
+        return scratch().receivedLength;
+    }
+
+    /** Operations started but not yet completed and released. */
+    int inFlightCount() {
+        lock();
+        try {
+            return inFlight.size();
+        } finally {
+            unlock();
+        }
+    }
+
+    // ---- callback and future operations -------------------------------------------------------------------------
+
+    /** Fills the callback fields of the parameters; the operation's user data is the pending slot's id. */
+    void callbackParams(MemorySegment param, int attrMask, MemorySegment stub, Pending p) {
+        ucp_request_param_t.op_attr_mask(param, attrMask | UCP_OP_ATTR_FIELD_CALLBACK()
+                | UCP_OP_ATTR_FIELD_USER_DATA());
+        param.set(ADDRESS, ucp_request_param_t.cb$offset(), stub);
+        ucp_request_param_t.user_data(param, MemorySegment.ofAddress(p.id + 1L));
+    }
+
+    /**
+     * Handles the result of an operation started with a callback: on immediate completion the callback runs now.
+     */
+    void startedWithCallback(MemorySegment result, Pending p, long length, long tag) {
+        long address = result.address();
+        if (address != 0 && !UcsMacros.UCS_PTR_IS_ERR(result)) {
+            p.request = address;
+            return; // the upcall completes it
+        }
+        int status = address == 0 ? 0 : UcsMacros.UCS_PTR_RAW_STATUS(result);
+        deliver(p, status, length, tag);
+    }
+
+    private void deliver(Pending p, int status, long length, long tag) {
+        UcpCallback cb = p.callback;
+        CompletableFuture<Long> future = p.future;
+        String op = p.op;
+        UcpEndpoint ep = p.endpoint;
+        recycle(p);
+        if (status < 0 && ep != null && UcxException.isPeerFailure(status)) {
+            ep.markFailed(status);
+        }
+        if (future != null) {
+            if (status < 0) {
+                future.completeExceptionally(UcxException.of(op, status));
+            } else {
+                future.complete(length);
+            }
+        } else if (cb != null) {
+            cb.onComplete(status, length, tag);
+        }
+    }
+
+    private Pending fromUserData(MemorySegment userData) {
+        lock();
+        try {
+            return pending[(int) (userData.address() - 1)];
+        } finally {
+            unlock();
+        }
+    }
+
+    private void completeUpcall(MemorySegment request, byte status, MemorySegment userData, long length, long tag) {
+        try {
+            Pending p = fromUserData(userData);
+            ucp_request_free(request);
+            deliver(p, status, length, tag);
+        } catch (Throwable t) {
+            callbackFailed(t);
+        }
+    }
+
+    private void onSendComplete(MemorySegment request, byte status, MemorySegment userData) {
+        completeUpcall(request, status, userData, 0, 0);
+    }
+
+    private void onTagReceiveComplete(MemorySegment request, byte status, MemorySegment info, MemorySegment userData) {
+        try {
+            MemorySegment i = info.reinterpret(ucp_tag_recv_info.sizeof());
+            completeUpcall(request, status, userData, ucp_tag_recv_info.length(i), ucp_tag_recv_info.sender_tag(i));
+        } catch (Throwable t) {
+            callbackFailed(t);
+        }
+    }
+
+    private void onLengthComplete(MemorySegment request, byte status, long length, MemorySegment userData) {
+        completeUpcall(request, status, userData, length, 0);
+    }
+
+    private void onEndpointError(MemorySegment arg, MemorySegment ep, byte status) {
+        try {
+            UcpEndpoint endpoint;
+            lock();
+            try {
+                endpoint = endpoints.get(ep.address());
+            } finally {
+                unlock();
+            }
+            if (endpoint != null) {
+                endpoint.markFailed(status);
+            }
+        } catch (Throwable t) {
+            callbackFailed(t);
+        }
+    }
+
+    private final java.util.Map<Long, UcpListener> listeners = new java.util.concurrent.ConcurrentHashMap<>();
+    private long nextListenerId = 1;
+
+    long registerListener(UcpListener listener) {
+        long id;
+        synchronized (listeners) {
+            id = nextListenerId++;
+        }
+        listeners.put(id, listener);
+        return id;
+    }
+
+    void unregisterListener(long id) {
+        listeners.remove(id);
+    }
+
+    private void onConnectionRequest(MemorySegment request, MemorySegment arg) {
+        try {
+            UcpListener listener = listeners.get(arg.address());
+            if (listener == null) {
+                return; // a listener being destroyed; UCX drops the request with it
+            }
+            listener.onConnectionRequest(request);
+        } catch (Throwable t) {
+            callbackFailed(t);
+        }
+    }
+
+    void register(UcpEndpoint ep, long address) {
+        lock();
+        try {
+            endpoints.put(address, ep);
+        } finally {
+            unlock();
+        }
+    }
+
+    void unregister(long address) {
+        lock();
+        try {
+            endpoints.remove(address);
+        } finally {
+            unlock();
+        }
+    }
+
+    // ---- worker-wide operations ------------------------------------------------------------------------------------
+
+    /**
+     * This worker's address ({@code ucp_worker_query} with {@code UCP_WORKER_ATTR_FIELD_ADDRESS}): give it to a peer,
+     * which connects with {@link #connect(byte[])}.
+     *
+     * @return a copy of the address bytes
+     */
+    public byte[] address() {
+        MemorySegment h = handle();
+        try (Arena call = Arena.ofConfined()) {
+            MemorySegment attr = ucp_worker_attr.allocate(call);
+            ucp_worker_attr.field_mask(attr, UCP_WORKER_ATTR_FIELD_ADDRESS());
+            Status.check(ucp_worker_query(h, attr), "ucp_worker_query");
+            MemorySegment address = ucp_worker_attr.address(attr);
+            byte[] bytes = address.reinterpret(ucp_worker_attr.address_length(attr)).toArray(JAVA_BYTE);
+            ucp_worker_release_address(h, address);
+            return bytes;
+        }
+    }
+
+    /**
+     * UCX's description of this worker ({@code ucp_worker_print_info}).
+     *
+     * @return the text UCX prints
+     */
+    public String printInfo() {
+        MemorySegment h = handle();
+        return Libc.printToString(stream -> ucp_worker_print_info(h, stream));
+    }
+
+    /**
+     * Starts flushing every endpoint of the worker ({@code ucp_worker_flush_nbx}): when it completes, every
+     * operation started before it has completed at the remote side too.
+     *
+     * @return a request token
+     */
+    public long flush() {
+        MemorySegment h = handle();
+        MemorySegment param = param();
+        Pending p = acquire(Pending.OTHER, "ucp_worker_flush_nbx", null, null);
+        return started(ucp_worker_flush_nbx(h, param), p);
+    }
+
+    /**
+     * Orders operations ({@code ucp_worker_fence}): those started after it are performed at the remote side after
+     * those started before it. Completes nothing.
+     */
+    public void fence() {
+        Status.check(ucp_worker_fence(handle()), "ucp_worker_fence");
+    }
+
+    // ---- tag matching -------------------------------------------------------------------------------------------
+
+    /**
+     * Posts a tag receive ({@code ucp_tag_recv_nbx}): matches a message whose tag equals {@code tag} on the bits
+     * set in {@code tagMask}. After completion, {@link #receivedTag()} and {@link #receivedLength()} tell what
+     * arrived. A longer message fails with {@link UcxTruncatedException}.
+     *
+     * @param buffer  where to receive; belongs to the operation until it completes
+     * @param offset  start in {@code buffer}
+     * @param length  capacity in bytes
+     * @param tag     tag to match
+     * @param tagMask which bits of the tag must match ({@code -1L}: all)
+     * @return a request token
+     */
+    public long receiveTag(MemorySegment buffer, long offset, long length, long tag, long tagMask) {
+        MemorySegment h = handle();
+        Buffers.checkRange(buffer, offset, length);
+        Scratch s = scratch();
+        MemorySegment param = param();
+        ucp_request_param_t.op_attr_mask(param, UCP_OP_ATTR_FIELD_RECV_INFO());
+        param.set(ADDRESS, ucp_request_param_t.recv_info$offset(), s.tagInfo);
+        Pending p = acquire(Pending.TAG_RECV, "ucp_tag_recv_nbx", buffer, null);
+        MemorySegment result = ucp_tag_recv_nbx(h, Buffers.at(buffer, offset), length, tag, tagMask, param);
+        if (result.address() == 0) {
+            s.receivedTag = ucp_tag_recv_info.sender_tag(s.tagInfo);
+            s.receivedLength = ucp_tag_recv_info.length(s.tagInfo);
+        }
+        return started(result, p);
+    }
+
+    /**
+     * Posts a tag receive whose completion is delivered to {@code callback} with the sender tag and length.
+     *
+     * @param buffer   where to receive; belongs to the operation until the callback runs
+     * @param offset   start in {@code buffer}
+     * @param length   capacity in bytes
+     * @param tag      tag to match
+     * @param tagMask  which bits must match
+     * @param callback called once, on the progressing thread
+     */
+    public void receiveTag(MemorySegment buffer, long offset, long length, long tag, long tagMask,
+                           UcpCallback callback) {
+        MemorySegment h = handle();
+        Buffers.checkRange(buffer, offset, length);
+        Scratch s = scratch();
+        MemorySegment param = param();
+        Pending p = acquire(Pending.TAG_RECV, "ucp_tag_recv_nbx", buffer, null);
+        p.callback = java.util.Objects.requireNonNull(callback, "callback");
+        callbackParams(param, UCP_OP_ATTR_FIELD_RECV_INFO(), tagRecvStub, p);
+        param.set(ADDRESS, ucp_request_param_t.recv_info$offset(), s.tagInfo);
+        MemorySegment result = ucp_tag_recv_nbx(h, Buffers.at(buffer, offset), length, tag, tagMask, param);
+        startedWithCallback(result, p, ucp_tag_recv_info.length(s.tagInfo), ucp_tag_recv_info.sender_tag(s.tagInfo));
+    }
+
+    /**
+     * Posts a tag receive completed through a future, for control paths and simple code (allocates).
+     *
+     * @param buffer  where to receive; belongs to the operation until the future completes
+     * @param offset  start in {@code buffer}
+     * @param length  capacity in bytes
+     * @param tag     tag to match
+     * @param tagMask which bits must match
+     * @return a future of the received length; {@link #receivedTag()} is not set by this form
+     */
+    public CompletableFuture<Long> receiveTagAsync(MemorySegment buffer, long offset, long length, long tag,
+                                                   long tagMask) {
+        MemorySegment h = handle();
+        Buffers.checkRange(buffer, offset, length);
+        Scratch s = scratch();
+        MemorySegment param = param();
+        Pending p = acquire(Pending.TAG_RECV, "ucp_tag_recv_nbx", buffer, null);
+        CompletableFuture<Long> future = new CompletableFuture<>();
+        p.future = future;
+        callbackParams(param, UCP_OP_ATTR_FIELD_RECV_INFO(), tagRecvStub, p);
+        param.set(ADDRESS, ucp_request_param_t.recv_info$offset(), s.tagInfo);
+        MemorySegment result = ucp_tag_recv_nbx(h, Buffers.at(buffer, offset), length, tag, tagMask, param);
+        startedWithCallback(result, p, ucp_tag_recv_info.length(s.tagInfo), 0);
+        return future;
+    }
+
+    /**
+     * Looks for a matching tag message that has arrived but is not yet received ({@code ucp_tag_probe_nb}).
+     * With {@code remove}, the message is taken out of UCX's queue and must be received with
+     * {@link #receiveMessage}. {@link #receivedTag()} and {@link #receivedLength()} describe the message found.
+     *
+     * @param tag     tag to match
+     * @param tagMask which bits must match
+     * @param remove  whether to take the message for {@link #receiveMessage}
+     * @return the message handle ({@code 0} when nothing matched; without {@code remove}, non-zero means found)
+     */
+    public long probeTag(long tag, long tagMask, boolean remove) {
+        MemorySegment h = handle();
+        Scratch s = scratch();
+        MemorySegment message = ucp_tag_probe_nb(h, tag, tagMask, remove ? 1 : 0, s.tagInfo);
+        if (message.address() != 0) {
+            s.receivedTag = ucp_tag_recv_info.sender_tag(s.tagInfo);
+            s.receivedLength = ucp_tag_recv_info.length(s.tagInfo);
+        }
+        return message.address();
+    }
+
+    /**
+     * Receives a message taken by {@link #probeTag} with {@code remove} ({@code ucp_tag_msg_recv_nbx}).
+     *
+     * @param message the handle from {@code probeTag}
+     * @param buffer  where to receive; at least {@link #receivedLength()} bytes from {@code offset}
+     * @param offset  start in {@code buffer}
+     * @param length  capacity in bytes
+     * @return a request token
+     */
+    public long receiveMessage(long message, MemorySegment buffer, long offset, long length) {
+        MemorySegment h = handle();
+        if (message == 0) {
+            throw new IllegalArgumentException("no message: probeTag found nothing");
+        }
+        Buffers.checkRange(buffer, offset, length);
+        Scratch s = scratch();
+        MemorySegment param = param();
+        ucp_request_param_t.op_attr_mask(param, UCP_OP_ATTR_FIELD_RECV_INFO());
+        param.set(ADDRESS, ucp_request_param_t.recv_info$offset(), s.tagInfo);
+        Pending p = acquire(Pending.TAG_RECV, "ucp_tag_msg_recv_nbx", buffer, null);
+        return started(ucp_tag_msg_recv_nbx(h, Buffers.at(buffer, offset), length, MemorySegment.ofAddress(message),
+                param), p);
+    }
+
+    // ---- endpoints ----------------------------------------------------------------------------------------------
+
+    /**
+     * Connects to a worker whose address the application received ({@code ucp_ep_create} with
+     * {@code UCP_EP_PARAM_FIELD_REMOTE_ADDRESS}), with peer error handling.
+     *
+     * @param workerAddress the peer's {@link #address()}
+     * @return the endpoint, owned by this worker
+     */
+    public UcpEndpoint connect(byte[] workerAddress) {
+        return connect(UcpEndpoint.Params.worker(workerAddress));
+    }
+
+    /**
+     * Connects to a listener ({@code ucp_ep_create} with {@code UCP_EP_PARAM_FIELD_SOCK_ADDR}), with peer error
+     * handling. The connection completes with progress; operations may be started at once.
+     *
+     * @param address the listener's address
+     * @return the endpoint, owned by this worker
+     */
+    public UcpEndpoint connect(InetSocketAddress address) {
+        return connect(UcpEndpoint.Params.socket(address));
+    }
+
+    /**
+     * Creates an endpoint as described.
+     *
+     * @param params where to connect and how to handle errors
+     * @return the endpoint, owned by this worker
+     */
+    public UcpEndpoint connect(UcpEndpoint.Params params) {
+        check();
+        return new UcpEndpoint(this, params);
+    }
+
+    /**
+     * Listens for clients on a socket address; requests the policy allows wait in {@link UcpListener#poll()}.
+     *
+     * @param address where to listen; port 0 lets the system choose ({@link UcpListener#address()} tells)
+     * @return the listener, owned by this worker
+     */
+    public UcpListener listen(InetSocketAddress address) {
+        return listen(address, null, null);
+    }
+
+    /**
+     * Listens for clients on a socket address.
+     *
+     * @param address where to listen; port 0 lets the system choose
+     * @param policy  decides, per request, whether to go on ({@code true}) or reject at once; {@code null} allows
+     *                every request
+     * @param handler receives each allowed request on the progressing thread, to accept or reject; {@code null}
+     *                queues them for {@link UcpListener#poll()}
+     * @return the listener, owned by this worker
+     */
+    public UcpListener listen(InetSocketAddress address, java.util.function.Predicate<UcpConnectionRequest> policy,
+                              Consumer<UcpConnectionRequest> handler) {
+        check();
+        return new UcpListener(this, java.util.Objects.requireNonNull(address, "address"), policy, handler);
+    }
+
+    /** The worker handle without checks, for closing children while the worker itself closes. */
+    MemorySegment nativeHandleUnchecked() {
+        return handle;
+    }
+
+    // ---- life cycle ---------------------------------------------------------------------------------------------
+
+    @Override
+    void beforeClose() {
+        check();
+    }
+
+    @Override
+    void release() {
+        // Endpoints are closed (children first). What is still in flight is released now: UCX frees each request
+        // when it completes, and nothing will look at it again.
+        for (long request : inFlight.keys()) {
+            MemorySegment r = MemorySegment.ofAddress(request);
+            ucp_request_cancel(handle, r);
+            ucp_request_free(r);
+        }
+        ucp_worker_destroy(handle);
+        arena.close();
+    }
+
+    @Override
+    public String toString() {
+        return "UcpWorker[" + mode + (isClosed() ? ", closed]" : "]");
+    }
+
+    /** Used by handlers that must hand failures to the application. */
+    Consumer<Throwable> failureSink() {
+        return this::callbackFailed;
+    }
+}
