@@ -1,0 +1,87 @@
+package io.github.ucxffm;
+
+import io.github.ucxffm.peer.PeerMain;
+import io.github.ucxffm.peer.PeerProcess;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+/**
+ * The same operations between two JVM processes, over TCP and over shared memory.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class CrossProcessTest {
+
+    static UcpContext context(String tls) {
+        return UcpContext.builder().features(UcpContext.Feature.TAG, UcpContext.Feature.STREAM,
+                        UcpContext.Feature.AM, UcpContext.Feature.RMA, UcpContext.Feature.AMO32,
+                        UcpContext.Feature.AMO64)
+                .config("TLS", tls.contains("tcp") ? tls : tls + ",tcp").build();
+    }
+
+    static MemorySegment pattern(Arena arena, int size, int seed) {
+        MemorySegment s = arena.allocate(Math.max(1, size));
+        for (int i = 0; i < size; i++) {
+            s.set(JAVA_BYTE, i, (byte) (i * 7 + seed + (i >>> 8)));
+        }
+        return s;
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "posix,sysv,cma,self"})
+    void shouldEchoTagMessagesAcrossProcesses(String tls) throws Exception {
+        try (PeerProcess peer = PeerProcess.start("tag-echo", tls);
+             UcpContext context = context(tls);
+             UcpWorker worker = context.newWorker();
+             Arena arena = Arena.ofConfined()) {
+            int port = Integer.parseInt(peer.expect("LISTENING", 30));
+            UcpEndpoint ep = worker.connect(new InetSocketAddress("127.0.0.1", port));
+            for (int size : new int[] {1, 8, 4096, 65536, 1 << 20, 4 << 20}) {
+                MemorySegment out = pattern(arena, size, size);
+                MemorySegment in = arena.allocate(size);
+                long tag = 100 + size;
+                long recv = worker.receiveTag(in, 0, size, tag | PeerMain.REPLY, -1L);
+                long send = ep.sendTag(out, 0, size, tag);
+                worker.await(send, Duration.ofSeconds(30), UcpWorker.Idle.SPIN);
+                worker.await(recv, Duration.ofSeconds(30), UcpWorker.Idle.SPIN);
+                assertEquals(size, worker.receivedLength());
+                assertArrayEquals(out.asSlice(0, size).toArray(JAVA_BYTE), in.toArray(JAVA_BYTE), "size " + size);
+            }
+            MemorySegment bye = arena.allocate(1);
+            worker.await(ep.sendTag(bye, 0, 1, PeerMain.BYE), Duration.ofSeconds(10), UcpWorker.Idle.SPIN);
+            peer.expect("DONE", 30);
+            assertEquals(0, peer.waitFor(30), peer.transcript());
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "posix,sysv,cma,self"})
+    void shouldEchoStreamBytesAcrossProcesses(String tls) throws Exception {
+        try (PeerProcess peer = PeerProcess.start("stream-echo", tls);
+             UcpContext context = context(tls);
+             UcpWorker worker = context.newWorker();
+             Arena arena = Arena.ofConfined()) {
+            int port = Integer.parseInt(peer.expect("LISTENING", 30));
+            UcpEndpoint ep = worker.connect(new InetSocketAddress("127.0.0.1", port));
+            int size = 3 << 20;
+            MemorySegment out = pattern(arena, size, 5);
+            MemorySegment in = arena.allocate(size);
+            long send = ep.sendStream(out, 0, size);
+            long recv = ep.receiveStream(in, 0, size, true);
+            worker.await(send, Duration.ofSeconds(30), UcpWorker.Idle.SPIN);
+            worker.await(recv, Duration.ofSeconds(30), UcpWorker.Idle.SPIN);
+            assertEquals(size, worker.receivedLength());
+            assertArrayEquals(out.toArray(JAVA_BYTE), in.toArray(JAVA_BYTE));
+        }
+    }
+}
