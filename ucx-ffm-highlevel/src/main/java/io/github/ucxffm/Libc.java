@@ -12,6 +12,7 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 /** The few C library calls the high-level layer needs. */
 final class Libc {
@@ -21,12 +22,32 @@ final class Libc {
             FunctionDescriptor.of(ADDRESS, ADDRESS, ADDRESS));
     private static final MethodHandle FCLOSE = handle("fclose", FunctionDescriptor.of(JAVA_INT, ADDRESS));
     private static final MethodHandle FREE = handle("free", FunctionDescriptor.ofVoid(ADDRESS));
+    private static final MethodHandle POLL = handle("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG,
+            JAVA_INT));
+    private static final short POLLIN = 1;
 
     private Libc() {
     }
 
     private static MethodHandle handle(String name, FunctionDescriptor descriptor) {
         return LINKER.downcallHandle(LINKER.defaultLookup().find(name).orElseThrow(), descriptor);
+    }
+
+    /**
+     * Waits until {@code fd} is readable or {@code timeoutMillis} passed ({@code poll(2)}). An interrupted or failed
+     * poll returns early too: callers wait in a loop that re-checks their condition and deadline.
+     */
+    static void awaitReadable(int fd, int timeoutMillis) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment pollfd = arena.allocate(8, 4); // struct pollfd { int fd; short events; short revents; }
+            pollfd.set(JAVA_INT, 0, fd);
+            pollfd.set(JAVA_SHORT, 4, POLLIN);
+            int ignored = (int) POLL.invokeExact(pollfd, 1L, timeoutMillis);
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
     }
 
     /** Runs {@code print} with a C {@code FILE *} that writes to memory, and returns what it wrote. */

@@ -89,7 +89,7 @@ public final class UcpConnectionRequest {
      * @return the endpoint, owned by the listener's worker
      */
     public UcpEndpoint accept(Consumer<UcxException> onError) {
-        listener.worker().check();
+        listener.handle(); // the worker's thread rules, and an open listener: a closed one rejected its requests
         return listener.worker().connect(UcpEndpoint.Params.request(this).onError(onError));
     }
 

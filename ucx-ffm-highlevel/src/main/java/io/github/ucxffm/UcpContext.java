@@ -22,7 +22,8 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
  * and listeners) and every memory registration made from it, then calls {@code ucp_cleanup}.
  * <p>
  * <b>Threads.</b> The methods of a context may be called from any thread. Its workers have thread rules of their
- * own.
+ * own, which {@link #close()} respects: while a {@link UcsThreadMode#SINGLE} worker of another thread is open, it
+ * throws {@link IllegalStateException} and closes nothing.
  */
 public final class UcpContext extends UcxHandle {
 
@@ -390,6 +391,19 @@ public final class UcpContext extends UcxHandle {
     /** The handle without checks, for children releasing while the context closes. */
     MemorySegment nativeHandleUnchecked() {
         return handle;
+    }
+
+    /**
+     * A worker refuses to be closed off its thread, but only once the context has begun closing: the context would
+     * then call {@code ucp_cleanup} under a worker still alive. Check every worker first, before anything is closed.
+     */
+    @Override
+    void beforeClose() {
+        for (UcxHandle child : childrenSnapshot()) {
+            if (child instanceof UcpWorker w) {
+                w.check();
+            }
+        }
     }
 
     @Override

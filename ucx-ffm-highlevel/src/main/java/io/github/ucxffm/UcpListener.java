@@ -25,7 +25,7 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
  * {@link #poll()}. Both run on the worker's progressing thread.
  * <p>
  * <b>Ownership.</b> Created by {@link UcpWorker#listen}, owned by the worker; {@link #close()} rejects requests
- * still queued and destroys the listener. Endpoints already accepted stay open.
+ * still queued or handed out and never answered, then destroys the listener. Endpoints already accepted stay open.
  * <p>
  * <b>Threads.</b> Those of its worker.
  */
@@ -36,6 +36,8 @@ public final class UcpListener extends UcxHandle {
     private final Predicate<UcpConnectionRequest> policy;
     private final Consumer<UcpConnectionRequest> handler;
     private final ArrayDeque<UcpConnectionRequest> queue = new ArrayDeque<>();
+    /** Requests given to the handler or the queue and perhaps not answered yet: close() rejects those still open. */
+    private final java.util.ArrayList<UcpConnectionRequest> handedOut = new java.util.ArrayList<>();
     private final InetSocketAddress address;
     private final long id;
     private int rejectedByPolicy;
@@ -113,6 +115,7 @@ public final class UcpListener extends UcxHandle {
      */
     public UcpConnectionRequest poll() {
         worker.check();
+        ensureOpen();
         return queue.poll();
     }
 
@@ -156,6 +159,8 @@ public final class UcpListener extends UcxHandle {
             rejectedByPolicy++;
             return;
         }
+        handedOut.removeIf(answered -> !answered.isPending());
+        handedOut.add(r);
         if (handler != null) {
             handler.accept(r);
         } else {
@@ -170,10 +175,18 @@ public final class UcpListener extends UcxHandle {
 
     @Override
     void release() {
+        if (handle == null) {
+            worker.unregisterListener(id);
+            return; // the constructor failed: there is no native listener
+        }
         for (UcpConnectionRequest r : queue) {
             r.rejectQuietly(handle);
         }
         queue.clear();
+        for (UcpConnectionRequest r : handedOut) {
+            r.rejectQuietly(handle); // polled or given to the handler, never answered: it dies with the listener
+        }
+        handedOut.clear();
         ucp_listener_destroy(handle);
         worker.unregisterListener(id);
     }

@@ -10,6 +10,7 @@ import io.github.ucxffm.bindings.ucp_tag_recv_info;
 import io.github.ucxffm.bindings.ucp_tag_recv_nbx_callback_t;
 import io.github.ucxffm.bindings.ucp_worker_attr;
 import io.github.ucxffm.bindings.ucp_worker_params;
+import io.github.ucxffm.bindings.support.UcpInline;
 import io.github.ucxffm.bindings.support.UcsMacros;
 
 import java.lang.foreign.Arena;
@@ -119,6 +120,7 @@ public final class UcpWorker extends UcxHandle {
         tagRecvStub = ucp_tag_recv_nbx_callback_t.allocate(this::onTagReceiveComplete, arena);
         streamRecvStub = ucp_stream_recv_nbx_callback_t.allocate(this::onLengthComplete, arena);
         amRecvDataStub = ucp_am_recv_data_nbx_callback_t.allocate(this::onLengthComplete, arena);
+        amRecvStub = io.github.ucxffm.bindings.ucp_am_recv_callback_t.allocate(this::onAmMessage, arena);
         errorStub = ucp_err_handler_cb_t.allocate(this::onEndpointError, arena);
         connectionStub = ucp_listener_conn_callback_t.allocate(this::onConnectionRequest, arena);
         single = new Scratch(arena);
@@ -356,8 +358,11 @@ public final class UcpWorker extends UcxHandle {
             case SPIN -> Thread.onSpinWait();
             case YIELD -> Thread.yield();
             case BLOCK -> {
-                if (arm() && System.nanoTime() - deadline < 0) {
-                    waitForEvents();
+                // Not ucp_worker_wait: it sleeps with no bound, and the deadline must end the wait. Sleeping on the
+                // event fd with the time left is what it does otherwise.
+                long left = deadline - System.nanoTime();
+                if (left > 0 && arm()) {
+                    Libc.awaitReadable(eventFd(), (int) Math.min(Integer.MAX_VALUE, left / 1_000_000 + 1));
                 }
             }
         }
@@ -412,6 +417,7 @@ public final class UcpWorker extends UcxHandle {
     }
 
     void recycle(Pending p) {
+        OperationResource owned = p.keep2 instanceof OperationResource r ? r : null;
         lock();
         try {
             if (p.memory != null) {
@@ -421,6 +427,9 @@ public final class UcpWorker extends UcxHandle {
             free[freeCount++] = p.id;
         } finally {
             unlock();
+            if (owned != null) {
+                owned.close(); // UCX is done with it: the operation completed, failed to start or was released
+            }
         }
     }
 
@@ -488,6 +497,11 @@ public final class UcpWorker extends UcxHandle {
             status = ucp_stream_recv_request_test(req, s.length);
             if (status != UCS_INPROGRESS()) {
                 s.receivedLength = s.length.get(JAVA_LONG, 0);
+            }
+        } else if (p.kind == Pending.AM_RECV) {
+            status = ucp_request_check_status(req);
+            if (status != UCS_INPROGRESS()) {
+                s.receivedLength = p.length; // an active message's data arrives whole: its announced length
             }
         } else {
             status = ucp_request_check_status(req);
@@ -768,22 +782,18 @@ public final class UcpWorker extends UcxHandle {
      * @param length  capacity in bytes
      * @param tag     tag to match
      * @param tagMask which bits of the tag must match ({@code -1L}: all)
-     * @return a request token
+     * @return a request token; never {@link #COMPLETED}, even for a message that had arrived: UCX reports its tag
+     *         and length only through the request, which {@link #poll(long)} reads
      */
     public long receiveTag(MemorySegment buffer, long offset, long length, long tag, long tagMask) {
         MemorySegment h = handle();
         Buffers.checkRange(buffer, offset, length);
-        Scratch s = scratch();
         MemorySegment param = param();
-        ucp_request_param_t.op_attr_mask(param, UCP_OP_ATTR_FIELD_RECV_INFO());
-        param.set(ADDRESS, ucp_request_param_t.recv_info$offset(), s.tagInfo);
+        // UCX 1.13 does not fill recv_info when the receive matches an arrived message at once: get a request even
+        // then, so that poll() reads the tag and length from it
+        ucp_request_param_t.op_attr_mask(param, UCP_OP_ATTR_FLAG_NO_IMM_CMPL());
         Pending p = acquire(Pending.TAG_RECV, "ucp_tag_recv_nbx", buffer, null);
-        MemorySegment result = ucp_tag_recv_nbx(h, Buffers.at(buffer, offset), length, tag, tagMask, param);
-        if (result.address() == 0) {
-            s.receivedTag = ucp_tag_recv_info.sender_tag(s.tagInfo);
-            s.receivedLength = ucp_tag_recv_info.length(s.tagInfo);
-        }
-        return started(result, p);
+        return started(ucp_tag_recv_nbx(h, Buffers.at(buffer, offset), length, tag, tagMask, param), p);
     }
 
     /**
@@ -794,20 +804,21 @@ public final class UcpWorker extends UcxHandle {
      * @param length   capacity in bytes
      * @param tag      tag to match
      * @param tagMask  which bits must match
-     * @param callback called once, on the progressing thread
+     * @param callback called once, on the progressing thread, or before this method returns when the message had
+     *                 arrived already (an exception it throws then is rethrown by the next {@link #progress()})
      */
     public void receiveTag(MemorySegment buffer, long offset, long length, long tag, long tagMask,
                            UcpCallback callback) {
         MemorySegment h = handle();
         Buffers.checkRange(buffer, offset, length);
-        Scratch s = scratch();
         MemorySegment param = param();
         Pending p = acquire(Pending.TAG_RECV, "ucp_tag_recv_nbx", buffer, null);
         p.callback = java.util.Objects.requireNonNull(callback, "callback");
-        callbackParams(param, UCP_OP_ATTR_FIELD_RECV_INFO(), tagRecvStub, p);
-        param.set(ADDRESS, ucp_request_param_t.recv_info$offset(), s.tagInfo);
+        // No immediate completion (recv_info would stay unwritten): UCX calls the callback, with the tag and
+        // length, before ucp_tag_recv_nbx returns
+        callbackParams(param, UCP_OP_ATTR_FLAG_NO_IMM_CMPL(), tagRecvStub, p);
         MemorySegment result = ucp_tag_recv_nbx(h, Buffers.at(buffer, offset), length, tag, tagMask, param);
-        startedWithCallback(result, p, ucp_tag_recv_info.length(s.tagInfo), ucp_tag_recv_info.sender_tag(s.tagInfo));
+        startedWithCallback(result, p, 0, 0);
     }
 
     /**
@@ -824,15 +835,13 @@ public final class UcpWorker extends UcxHandle {
                                                    long tagMask) {
         MemorySegment h = handle();
         Buffers.checkRange(buffer, offset, length);
-        Scratch s = scratch();
         MemorySegment param = param();
         Pending p = acquire(Pending.TAG_RECV, "ucp_tag_recv_nbx", buffer, null);
         CompletableFuture<Long> future = new CompletableFuture<>();
         p.future = future;
-        callbackParams(param, UCP_OP_ATTR_FIELD_RECV_INFO(), tagRecvStub, p);
-        param.set(ADDRESS, ucp_request_param_t.recv_info$offset(), s.tagInfo);
+        callbackParams(param, UCP_OP_ATTR_FLAG_NO_IMM_CMPL(), tagRecvStub, p); // see the callback form
         MemorySegment result = ucp_tag_recv_nbx(h, Buffers.at(buffer, offset), length, tag, tagMask, param);
-        startedWithCallback(result, p, ucp_tag_recv_info.length(s.tagInfo), 0);
+        startedWithCallback(result, p, 0, 0);
         return future;
     }
 
@@ -879,6 +888,235 @@ public final class UcpWorker extends UcxHandle {
         Pending p = acquire(Pending.TAG_RECV, "ucp_tag_msg_recv_nbx", buffer, null);
         return started(ucp_tag_msg_recv_nbx(h, Buffers.at(buffer, offset), length, MemorySegment.ofAddress(message),
                 param), p);
+    }
+
+    // ---- scatter-gather -------------------------------------------------------------------------------------------
+
+    /** Describes the segments for one operation; a confined arena when every call is on the owner thread. */
+    IovList iovList(MemorySegment[] iov) {
+        return IovList.of(iov, mode == UcsThreadMode.SINGLE);
+    }
+
+    /**
+     * Posts a tag receive that scatters the message over several segments ({@code ucp_tag_recv_nbx} with the
+     * {@code ucp_dt_make_iov()} datatype): the bytes fill {@code iov[0]}, then {@code iov[1]}, and so on. After
+     * completion, {@link #receivedTag()} and {@link #receivedLength()} tell what arrived (the length in bytes). A
+     * message longer than the segments together fails with {@link UcxTruncatedException}. Allocates a small
+     * descriptor array per call, freed when the operation is released.
+     *
+     * @param iov     where to receive, in order; every segment native; the segments belong to the operation until it
+     *                completes (the worker keeps them reachable), the array may be reused at once
+     * @param tag     tag to match
+     * @param tagMask which bits of the tag must match ({@code -1L}: all)
+     * @return a request token for {@link #poll(long)}; never {@link #COMPLETED}, as for the contiguous form
+     * @throws IllegalArgumentException if {@code iov} is empty or holds a heap segment
+     */
+    public long receiveTag(MemorySegment[] iov, long tag, long tagMask) {
+        MemorySegment h = handle();
+        IovList list = iovList(iov);
+        MemorySegment param = param();
+        // no immediate completion, as for the contiguous form: poll() reads the tag and length from the request
+        ucp_request_param_t.op_attr_mask(param, UCP_OP_ATTR_FIELD_DATATYPE() | UCP_OP_ATTR_FLAG_NO_IMM_CMPL());
+        ucp_request_param_t.datatype(param, UcpInline.ucp_dt_make_iov());
+        Pending p = acquire(Pending.TAG_RECV, "ucp_tag_recv_nbx", null, list);
+        return started(ucp_tag_recv_nbx(h, list.array(), list.count(), tag, tagMask, param), p);
+    }
+
+    // ---- active messages ----------------------------------------------------------------------------------------
+
+    /** The one {@code ucp_am_recv_callback_t} stub of this worker; {@code arg} carries the active-message id. */
+    final MemorySegment amRecvStub;
+
+    /** Handlers by id; copied on write, read without locking by the upcall. */
+    private volatile UcpAmHandler[] amHandlers = new UcpAmHandler[0];
+
+    /** The view handed to handlers; a nested delivery (a handler's send delivered at once) gets a fresh one. */
+    private final UcpAmMessage amView = new UcpAmMessage(this);
+
+    /** Descriptors kept by handlers and not yet used, by address; released when the worker closes. */
+    private final LongObjectMap<UcpAmData> amKept = new LongObjectMap<>(16);
+
+    private long maxAmHeader = -1;
+
+    /** Throws unless the context has active messages; UCX would only say {@code UCS_ERR_INVALID_PARAM}. */
+    void requireAm() {
+        if (!context.has(UcpContext.Feature.AM)) {
+            throw new IllegalStateException("active messages need UcpContext.Feature.AM; this context has "
+                    + context.features());
+        }
+    }
+
+    static void checkAmId(int id) {
+        if (id < 0 || id > 0xFFFF) {
+            throw new IllegalArgumentException("active-message id must be in [0, 65535]: " + id);
+        }
+    }
+
+    /**
+     * Registers the handler of active messages with {@code id} ({@code ucp_worker_set_am_recv_handler} with
+     * {@link UcpAmHandler#WHOLE_MESSAGE}), replacing the previous one; {@code null} unregisters it. Messages with an
+     * id that has no handler are dropped by UCX with a warning.
+     *
+     * @param id      the active-message id, 0 to 65535
+     * @param handler runs on the progressing thread for each message; {@code null} to unregister
+     * @throws IllegalStateException if the context lacks {@link UcpContext.Feature#AM}
+     */
+    public void setAmHandler(int id, UcpAmHandler handler) {
+        setAmHandler(id, handler, UcpAmHandler.WHOLE_MESSAGE);
+    }
+
+    /**
+     * Registers the handler of active messages with {@code id} ({@code ucp_worker_set_am_recv_handler}), replacing
+     * the previous one; {@code null} unregisters it. The handler stays registered until replaced, unregistered or
+     * the worker closes.
+     *
+     * @param id      the active-message id, 0 to 65535
+     * @param handler runs on the progressing thread for each message; {@code null} to unregister
+     * @param flags   {@link UcpAmHandler#WHOLE_MESSAGE} and/or {@link UcpAmHandler#PERSISTENT_DATA}, or {@code 0}
+     * @throws IllegalStateException    if the context lacks {@link UcpContext.Feature#AM}
+     * @throws IllegalArgumentException for an id out of range or unknown flags
+     */
+    public void setAmHandler(int id, UcpAmHandler handler, int flags) {
+        MemorySegment h = handle();
+        requireAm();
+        checkAmId(id);
+        int known = UcpAmHandler.WHOLE_MESSAGE | UcpAmHandler.PERSISTENT_DATA;
+        if ((flags & ~known) != 0) {
+            throw new IllegalArgumentException("unknown active-message handler flags 0x"
+                    + Integer.toHexString(flags & ~known) + " (use UcpAmHandler.WHOLE_MESSAGE, PERSISTENT_DATA)");
+        }
+        if (handler != null) {
+            publishAmHandler(id, handler); // before UCX can call it
+        }
+        try (Arena call = Arena.ofConfined()) {
+            MemorySegment p = io.github.ucxffm.bindings.ucp_am_handler_param.allocate(call);
+            io.github.ucxffm.bindings.ucp_am_handler_param.field_mask(p, UCP_AM_HANDLER_PARAM_FIELD_ID()
+                    | UCP_AM_HANDLER_PARAM_FIELD_FLAGS() | UCP_AM_HANDLER_PARAM_FIELD_CB()
+                    | UCP_AM_HANDLER_PARAM_FIELD_ARG());
+            io.github.ucxffm.bindings.ucp_am_handler_param.id(p, id);
+            io.github.ucxffm.bindings.ucp_am_handler_param.flags(p, handler == null ? 0 : flags);
+            io.github.ucxffm.bindings.ucp_am_handler_param.cb(p, handler == null ? MemorySegment.NULL : amRecvStub);
+            io.github.ucxffm.bindings.ucp_am_handler_param.arg(p, MemorySegment.ofAddress(id));
+            byte status = ucp_worker_set_am_recv_handler(h, p);
+            if (status != UCS_OK()) {
+                if (handler != null) {
+                    publishAmHandler(id, null);
+                }
+                throw UcxException.of("ucp_worker_set_am_recv_handler(id " + id + ")", status);
+            }
+        }
+        if (handler == null) {
+            publishAmHandler(id, null); // after UCX stopped calling it
+        }
+    }
+
+    private void publishAmHandler(int id, UcpAmHandler handler) {
+        synchronized (amView) {
+            UcpAmHandler[] current = amHandlers;
+            if (handler == null && id >= current.length) {
+                return;
+            }
+            UcpAmHandler[] next = java.util.Arrays.copyOf(current, Math.max(current.length, id + 1));
+            next[id] = handler;
+            amHandlers = next;
+        }
+    }
+
+    /**
+     * The largest user header {@link UcpEndpoint#sendAm} accepts on this worker ({@code ucp_worker_query} with
+     * {@code UCP_WORKER_ATTR_FIELD_MAX_AM_HEADER}).
+     *
+     * @return bytes
+     * @throws IllegalStateException if the context lacks {@link UcpContext.Feature#AM}
+     */
+    public long maxAmHeaderLength() {
+        MemorySegment h = handle();
+        requireAm();
+        long max = maxAmHeader;
+        if (max < 0) {
+            try (Arena call = Arena.ofConfined()) {
+                MemorySegment attr = ucp_worker_attr.allocate(call);
+                ucp_worker_attr.field_mask(attr, UCP_WORKER_ATTR_FIELD_MAX_AM_HEADER());
+                Status.check(ucp_worker_query(h, attr), "ucp_worker_query");
+                max = ucp_worker_attr.max_am_header(attr);
+            }
+            maxAmHeader = max;
+        }
+        return max;
+    }
+
+    /** The endpoint this worker owns at a native address, or null. */
+    UcpEndpoint endpointAt(long address) {
+        lock();
+        try {
+            return endpoints.get(address);
+        } finally {
+            unlock();
+        }
+    }
+
+    UcpAmData keepAmData(long descriptor, long length, boolean rendezvous) {
+        UcpAmData d = new UcpAmData(this, descriptor, length, rendezvous);
+        lock();
+        try {
+            amKept.put(descriptor, d);
+        } finally {
+            unlock();
+        }
+        return d;
+    }
+
+    void forgetAmData(long descriptor) {
+        lock();
+        try {
+            amKept.remove(descriptor);
+        } finally {
+            unlock();
+        }
+    }
+
+    /** Kept descriptors not yet used. */
+    int keptAmDataCount() {
+        lock();
+        try {
+            return amKept.size();
+        } finally {
+            unlock();
+        }
+    }
+
+    /** Gives back to UCX what handlers kept and the application did not use; the worker is closing. */
+    void releaseKeptAmData() {
+        for (long descriptor : amKept.keys()) {
+            UcpAmData d = amKept.remove(descriptor);
+            if (d != null) {
+                d.releaseWithWorker();
+            }
+        }
+    }
+
+    private byte onAmMessage(MemorySegment arg, MemorySegment header, long headerLength, MemorySegment data,
+                             long length, MemorySegment param) {
+        UcpAmMessage message = null;
+        try {
+            int id = (int) arg.address();
+            UcpAmHandler[] handlers = amHandlers;
+            UcpAmHandler handler = id < handlers.length ? handlers[id] : null;
+            if (handler == null) {
+                return (byte) UCS_OK(); // unregistered meanwhile: drop it, as UCX does
+            }
+            MemorySegment p = param.reinterpret(io.github.ucxffm.bindings.ucp_am_recv_param.sizeof());
+            long attr = io.github.ucxffm.bindings.ucp_am_recv_param.recv_attr(p);
+            long replyEp = (attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP()) != 0
+                    ? io.github.ucxffm.bindings.ucp_am_recv_param.reply_ep(p).address() : 0;
+            message = amView.isActive() ? new UcpAmMessage(this) : amView;
+            message.begin(id, header.address(), headerLength, data.address(), length, attr, replyEp);
+            handler.onMessage(message);
+            return message.end(false);
+        } catch (Throwable t) {
+            callbackFailed(t);
+            return message == null ? (byte) UCS_OK() : message.end(true);
+        }
     }
 
     // ---- endpoints ----------------------------------------------------------------------------------------------
@@ -956,6 +1194,11 @@ public final class UcpWorker extends UcxHandle {
 
     @Override
     void release() {
+        if (handle == null) {
+            arena.close();
+            return; // ucp_worker_create failed in the constructor: there is no native worker
+        }
+        releaseKeptAmData(); // descriptors handlers kept and the application left unused
         // Endpoints are closed (children first). What is still in flight is released now: UCX frees each request
         // when it completes, and nothing will look at it again.
         for (long request : inFlight.keys()) {
@@ -964,6 +1207,11 @@ public final class UcpWorker extends UcxHandle {
             ucp_request_free(r);
         }
         ucp_worker_destroy(handle);
+        for (long request : inFlight.keys()) {
+            // UCX no longer reads what those operations held: end their use of registered memory, free their IOV
+            // arrays (recycle does both)
+            recycle(inFlight.remove(request));
+        }
         arena.close();
     }
 

@@ -85,6 +85,13 @@ abstract class UcxHandle implements AutoCloseable {
         }
     }
 
+    /** The children now open, oldest first; for checks a parent makes before it closes them. */
+    final List<UcxHandle> childrenSnapshot() {
+        synchronized (children) {
+            return new ArrayList<>(children);
+        }
+    }
+
     /** Whether {@link #close()} has finished with the children and released, or is releasing, the handle. */
     final boolean isClosed() {
         return state.closed;

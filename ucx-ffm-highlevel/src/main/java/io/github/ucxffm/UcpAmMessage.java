@@ -1,0 +1,266 @@
+package io.github.ucxffm;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+import static io.github.ucxffm.bindings.ucx_h.UCP_AM_RECV_ATTR_FLAG_DATA;
+import static io.github.ucxffm.bindings.ucx_h.UCP_AM_RECV_ATTR_FLAG_RNDV;
+import static io.github.ucxffm.bindings.ucx_h.UCS_OK;
+
+/**
+ * One incoming active message, as a {@link UcpAmHandler} sees it: the user header, the data (or, for a rendezvous
+ * message, its length and a descriptor to fetch it with), and the endpoint to reply on.
+ * <p>
+ * <b>Ownership and validity.</b> The worker owns this object and reuses it for the next message: it is valid only
+ * during the {@link UcpAmHandler#onMessage} call it was passed to. The segments it returns are closed when that call
+ * returns (a later access throws {@link IllegalStateException}); a reference kept beyond the call may show a later
+ * message. To own the data beyond the call, {@link #keep()} it.
+ * <p>
+ * <b>Thread.</b> The progressing thread that runs the handler, during the call.
+ */
+public final class UcpAmMessage {
+
+    private final UcpWorker worker;
+    private boolean active;
+    private int id;
+    private long header;
+    private long headerLength;
+    private long data;
+    private long length;
+    private long attributes;
+    private long replyEp;
+    /** Closed when the handler returns; made on first use, so a handler that reads nothing allocates nothing. */
+    private Arena scope;
+    private UcpEndpoint reply;
+    /** A wrapper of an endpoint UCX made for the peer; valid during the call only (see {@link #replyEndpoint()}). */
+    private UcpEndpoint borrowedReply;
+    private UcpAmData kept;
+
+    UcpAmMessage(UcpWorker worker) {
+        this.worker = worker;
+    }
+
+    boolean isActive() {
+        return active;
+    }
+
+    void begin(int amId, long headerAddress, long headerBytes, long dataAddress, long dataBytes, long attr,
+               long replyEndpoint) {
+        this.id = amId;
+        this.header = headerAddress;
+        this.headerLength = headerBytes;
+        this.data = dataAddress;
+        this.length = dataBytes;
+        this.attributes = attr;
+        this.replyEp = replyEndpoint;
+        this.active = true;
+    }
+
+    /**
+     * Ends the handler call; never throws (it runs inside the upcall).
+     *
+     * @return the status for UCX: {@code UCS_INPROGRESS} when the handler kept the data
+     */
+    byte end(boolean handlerFailed) {
+        active = false;
+        byte status = (byte) UCS_OK();
+        UcpAmData d = kept;
+        kept = null;
+        if (d != null) {
+            status = d.callbackEnded(handlerFailed);
+        }
+        if (scope != null) {
+            Arena s = scope;
+            scope = null;
+            try {
+                s.close();
+            } catch (Throwable t) {
+                worker.callbackFailed(t);
+            }
+        }
+        if (borrowedReply != null) {
+            UcpEndpoint b = borrowedReply;
+            borrowedReply = null;
+            try {
+                b.close();
+            } catch (Throwable t) {
+                worker.callbackFailed(t);
+            }
+        }
+        reply = null;
+        return status;
+    }
+
+    private void check() {
+        if (!active) {
+            throw new IllegalStateException("a UcpAmMessage is valid only during the UcpAmHandler call it was "
+                    + "passed to; keep() the data to use it later");
+        }
+    }
+
+    private Arena scope() {
+        if (scope == null) {
+            scope = Arena.ofConfined();
+        }
+        return scope;
+    }
+
+    /**
+     * The worker that received the message.
+     *
+     * @return the worker
+     */
+    public UcpWorker worker() {
+        return worker;
+    }
+
+    /**
+     * The active-message id the sender used, which selected the handler.
+     *
+     * @return the id, 0 to 65535
+     */
+    public int id() {
+        check();
+        return id;
+    }
+
+    /**
+     * The user header ({@code header}, {@code header_length} of the callback).
+     *
+     * @return the header bytes, read-only in spirit (UCX's memory); {@link MemorySegment#NULL} when the sender sent
+     *         none. Closed when the handler returns.
+     */
+    public MemorySegment header() {
+        check();
+        if (headerLength == 0) {
+            return MemorySegment.NULL;
+        }
+        return MemorySegment.ofAddress(header).reinterpret(headerLength, scope(), null);
+    }
+
+    /**
+     * The length of the user header.
+     *
+     * @return bytes
+     */
+    public long headerLength() {
+        check();
+        return headerLength;
+    }
+
+    /**
+     * The length of the data: of the bytes in {@link #data()}, or for a rendezvous message, of the bytes
+     * {@link UcpAmData#receive} will fetch.
+     *
+     * @return bytes
+     */
+    public long dataLength() {
+        check();
+        return length;
+    }
+
+    /**
+     * Whether the data came by rendezvous ({@code UCP_AM_RECV_ATTR_FLAG_RNDV}): it is still at the sender, and must
+     * be fetched with {@link #keep()} and {@link UcpAmData#receive}. A rendezvous message that is not kept is
+     * dropped, and the sender's operation completes all the same.
+     *
+     * @return {@code true} for a rendezvous message
+     */
+    public boolean isRendezvous() {
+        check();
+        return (attributes & UCP_AM_RECV_ATTR_FLAG_RNDV()) != 0;
+    }
+
+    /**
+     * Whether the eager data is in a descriptor that may outlive the call ({@code UCP_AM_RECV_ATTR_FLAG_DATA}), so
+     * that {@link #keep()} can hold it. Always so with {@link UcpAmHandler#PERSISTENT_DATA}; otherwise UCX decides
+     * (large or fragmented messages usually are).
+     *
+     * @return {@code true} if {@link #keep()} may be called on an eager message
+     */
+    public boolean hasPersistentData() {
+        check();
+        return (attributes & UCP_AM_RECV_ATTR_FLAG_DATA()) != 0;
+    }
+
+    /**
+     * The eager data, in place.
+     *
+     * @return the data bytes; closed when the handler returns (keep the message to read it later)
+     * @throws IllegalStateException for a rendezvous message, whose data is not here yet
+     */
+    public MemorySegment data() {
+        check();
+        if (isRendezvous()) {
+            throw new IllegalStateException("the data of a rendezvous active message is still at the sender: "
+                    + "keep() the message and receive it with UcpAmData.receive");
+        }
+        if (length == 0) {
+            return MemorySegment.NULL;
+        }
+        return MemorySegment.ofAddress(data).reinterpret(length, scope(), null);
+    }
+
+    /**
+     * The endpoint to answer the sender on, when it sent with {@link UcpAmSendFlags#REPLY}.
+     * <p>
+     * When this worker owns an endpoint for that connection (one it created, or accepted from a listener), that
+     * endpoint is returned. Otherwise UCX made the endpoint itself when the peer connected, and owns it (it destroys
+     * it when the peer fails): the object returned then wraps it for the duration of the call only, and is closed,
+     * without closing UCX's endpoint, when the handler returns. Operations started on it in the handler run to
+     * completion.
+     *
+     * @return the reply endpoint, or {@code null} if the sender did not ask for one
+     */
+    public UcpEndpoint replyEndpoint() {
+        check();
+        if (replyEp == 0) {
+            return null;
+        }
+        if (reply == null) {
+            UcpEndpoint known = worker.endpointAt(replyEp);
+            if (known != null) {
+                reply = known;
+            } else {
+                borrowedReply = new UcpEndpoint(worker, MemorySegment.ofAddress(replyEp));
+                reply = borrowedReply;
+            }
+        }
+        return reply;
+    }
+
+    /**
+     * Takes ownership of the message's data beyond the call: the handler returns {@code UCS_INPROGRESS} to UCX,
+     * which leaves the data (eager) or the rendezvous descriptor to the returned object. Calling it again during the
+     * same call returns the same object.
+     *
+     * @return the data, owned by the caller until {@link UcpAmData#release()} or {@link UcpAmData#receive}
+     * @throws IllegalStateException if the eager data is not persistent ({@link #hasPersistentData()} is
+     *                               {@code false}): copy it from {@link #data()} instead, or register the handler
+     *                               with {@link UcpAmHandler#PERSISTENT_DATA}
+     */
+    public UcpAmData keep() {
+        check();
+        if (kept == null) {
+            boolean rndv = isRendezvous();
+            if (!rndv && !hasPersistentData()) {
+                throw new IllegalStateException("the eager data of this active message is not persistent (UCX "
+                        + "passed it without UCP_AM_RECV_ATTR_FLAG_DATA): copy it from data(), or register the "
+                        + "handler with UcpAmHandler.PERSISTENT_DATA");
+            }
+            kept = worker.keepAmData(data, length, rndv);
+        }
+        return kept;
+    }
+
+    @Override
+    public String toString() {
+        if (!active) {
+            return "UcpAmMessage[not in a handler call]";
+        }
+        return "UcpAmMessage[id " + id + ", header " + headerLength + " B, data " + length + " B"
+                + ((attributes & UCP_AM_RECV_ATTR_FLAG_RNDV()) != 0 ? ", rendezvous" : "")
+                + ((attributes & UCP_AM_RECV_ATTR_FLAG_DATA()) != 0 ? ", persistent" : "")
+                + (replyEp != 0 ? ", reply endpoint" : "") + "]";
+    }
+}

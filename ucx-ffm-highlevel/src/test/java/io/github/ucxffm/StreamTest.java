@@ -1,0 +1,189 @@
+package io.github.ucxffm;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.ByteArrayOutputStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.TimeUnit;
+
+import static io.github.ucxffm.TestSupport.assertBytes;
+import static io.github.ucxffm.TestSupport.awaitBoth;
+import static io.github.ucxffm.TestSupport.pattern;
+import static io.github.ucxffm.TestSupport.progressFor;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+/** Ordered byte streams between two workers of one context. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class StreamTest {
+
+    private UcpContext context;
+    private UcpWorker a;
+    private UcpWorker b;
+    private UcpEndpoint ab;
+    private UcpEndpoint ba;
+    private Arena arena;
+
+    @BeforeEach
+    void setUp() {
+        context = UcpContext.builder().features(UcpContext.Feature.STREAM).build();
+        a = context.newWorker();
+        b = context.newWorker();
+        ab = a.connect(b.address());
+        ba = b.connect(a.address());
+        arena = Arena.ofConfined();
+    }
+
+    @AfterEach
+    void tearDown() {
+        context.close();
+        arena.close();
+    }
+
+    /** Sends on a→b, collecting every byte b receives without waitAll until {@code expected} bytes arrived. */
+    private byte[] receiveAllPiecewise(long expected, long capacity, long sendToken) {
+        MemorySegment dst = arena.allocate(capacity);
+        ByteArrayOutputStream got = new ByteArrayOutputStream();
+        boolean sent = false;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (got.size() < expected) {
+            long recv = ba.receiveStream(dst, 0, capacity, false);
+            while (!b.poll(recv)) {
+                a.progress();
+                b.progress();
+                sent = sent || a.poll(sendToken);
+                if (System.nanoTime() - deadline > 0) {
+                    fail("stream receive incomplete after " + got.size() + " bytes");
+                }
+            }
+            long n = b.receivedLength();
+            assertTrue(n > 0 && n <= capacity, "received length " + n);
+            got.write(dst.asSlice(0, n).toArray(JAVA_BYTE), 0, (int) n);
+        }
+        while (!sent) {
+            a.progress();
+            b.progress();
+            sent = a.poll(sendToken);
+        }
+        return got.toByteArray();
+    }
+
+    @Test
+    void shouldCompleteAReceiveWithoutWaitAllWithWhateverArrived() {
+        MemorySegment src = pattern(arena, 100, 1);
+        MemorySegment dst = arena.allocate(1000);
+        long recv = ba.receiveStream(dst, 0, 1000, false);
+        long send = ab.sendStream(src, 0, 100);
+        awaitBoth(a, send, b, recv);
+        long n = b.receivedLength();
+        assertTrue(n > 0 && n <= 100, "received " + n);
+        byte[] rest = n < 100 ? receiveAllPiecewise(100 - n, 1000, UcpWorker.COMPLETED) : new byte[0];
+        byte[] all = new byte[100];
+        MemorySegment.copy(dst, JAVA_BYTE, 0, all, 0, (int) n);
+        System.arraycopy(rest, 0, all, (int) n, rest.length);
+        assertArrayEquals(src.toArray(JAVA_BYTE), all);
+    }
+
+    @Test
+    void shouldCompleteAWaitAllReceiveOnlyWhenFull() {
+        MemorySegment first = pattern(arena, 100, 2);
+        MemorySegment second = pattern(arena, 200, 3);
+        MemorySegment dst = arena.allocate(300);
+        long recv = ba.receiveStream(dst, 0, 300, true);
+        long send1 = ab.sendStream(first, 0, 100);
+        awaitBothOrIncomplete(send1);
+        progressFor(200, a, b);
+        assertFalse(b.poll(recv), "a waitAll receive of 300 bytes completed with 100 sent");
+        long send2 = ab.sendStream(second, 0, 200);
+        awaitBoth(a, send2, b, recv);
+        assertEquals(300, b.receivedLength());
+        assertBytes(TestSupport.concat(first, second), dst, "both sends, in order");
+    }
+
+    private void awaitBothOrIncomplete(long send) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!a.poll(send)) {
+            a.progress();
+            b.progress();
+            assertTrue(System.nanoTime() - deadline < 0, "send did not complete");
+        }
+    }
+
+    @Test
+    void shouldKeepTheOrderOfSeveralSends() {
+        int count = 20;
+        MemorySegment[] parts = new MemorySegment[count];
+        long[] tokens = new long[count];
+        long total = 0;
+        for (int i = 0; i < count; i++) {
+            parts[i] = pattern(arena, 1 + i * 997L, i);
+            total += parts[i].byteSize();
+        }
+        for (int i = 0; i < count; i++) {
+            tokens[i] = ab.sendStream(parts[i], 0, parts[i].byteSize());
+        }
+        MemorySegment dst = arena.allocate(total);
+        long recv = ba.receiveStream(dst, 0, total, true);
+        boolean[] done = new boolean[count];
+        int remaining = count;
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (remaining > 0 || !b.poll(recv)) {
+            a.progress();
+            b.progress();
+            for (int i = 0; i < count; i++) {
+                if (!done[i] && a.poll(tokens[i])) {
+                    done[i] = true;
+                    remaining--;
+                }
+            }
+            assertTrue(System.nanoTime() - deadline < 0, "timed out");
+        }
+        assertEquals(total, b.receivedLength());
+        assertBytes(TestSupport.concat(parts), dst, "sends in order");
+    }
+
+    @Test
+    void shouldMoveFourMebibytesWithWaitAll() {
+        int n = 4 << 20;
+        MemorySegment src = pattern(arena, n, 5);
+        MemorySegment dst = arena.allocate(n);
+        long recv = ba.receiveStream(dst, 0, n, true);
+        long send = ab.sendStream(src, 0, n);
+        awaitBoth(a, send, b, recv);
+        assertEquals(n, b.receivedLength());
+        assertBytes(src.toArray(JAVA_BYTE), dst, "4 MiB");
+    }
+
+    @Test
+    void shouldMoveFourMebibytesInPiecesWithoutWaitAll() {
+        int n = 4 << 20;
+        MemorySegment src = pattern(arena, n, 6);
+        long send = ab.sendStream(src, 0, n);
+        byte[] got = receiveAllPiecewise(n, 256 * 1024, send);
+        assertArrayEquals(src.toArray(JAVA_BYTE), got);
+    }
+
+    @Test
+    void shouldStreamInBothDirectionsAtOnce() {
+        MemorySegment toB = pattern(arena, 70_000, 7);
+        MemorySegment toA = pattern(arena, 50_000, 8);
+        MemorySegment atB = arena.allocate(70_000);
+        MemorySegment atA = arena.allocate(50_000);
+        long rb = ba.receiveStream(atB, 0, 70_000, true);
+        long ra = ab.receiveStream(atA, 0, 50_000, true);
+        long sa = ab.sendStream(toB, 0, 70_000);
+        long sb = ba.sendStream(toA, 0, 50_000);
+        awaitBoth(a, sa, b, sb);
+        awaitBoth(a, ra, b, rb);
+        assertBytes(toB.toArray(JAVA_BYTE), atB, "a to b");
+        assertBytes(toA.toArray(JAVA_BYTE), atA, "b to a");
+    }
+}

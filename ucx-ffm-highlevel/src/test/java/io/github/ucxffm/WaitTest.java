@@ -1,0 +1,247 @@
+package io.github.ucxffm;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static io.github.ucxffm.TestSupport.assertBytes;
+import static io.github.ucxffm.TestSupport.pattern;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Event-driven waiting ({@link UcpContext.Feature#WAKEUP}): a worker asleep in {@code BLOCK} mode is woken by traffic
+ * and by {@link UcpWorker#signal()}, times out when nothing comes, and uses no CPU while it sleeps.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class WaitTest {
+
+    private static final long TAG = 0x3A17;
+
+    private UcpContext context;
+    private UcpWorker b;
+    private Arena arena;
+
+    @BeforeEach
+    void setUp() {
+        context = UcpContext.builder().features(UcpContext.Feature.TAG, UcpContext.Feature.WAKEUP).build();
+        b = context.newWorker();
+        arena = Arena.ofShared();
+    }
+
+    @AfterEach
+    void tearDown() {
+        context.close();
+        arena.close();
+    }
+
+    /**
+     * A sender on its own platform thread, with its own SINGLE worker (created there, so confined there): connects
+     * to b, waits, sends one message, and keeps its worker open until told to close it.
+     */
+    private final class Sender implements AutoCloseable {
+        final CountDownLatch release = new CountDownLatch(1);
+        final CompletableFuture<Long> sentAt = new CompletableFuture<>();
+        final CompletableFuture<Void> closed = new CompletableFuture<>();
+        final MemorySegment payload;
+
+        Sender(byte[] peer, long delayMillis, MemorySegment payload) {
+            this.payload = payload;
+            Thread t = new Thread(() -> {
+                try {
+                    UcpWorker a = context.newWorker();
+                    try {
+                        UcpEndpoint ep = a.connect(peer);
+                        Thread.sleep(delayMillis);
+                        long send = ep.sendTag(payload, 0, payload.byteSize(), TAG);
+                        sentAt.complete(System.nanoTime());
+                        a.await(send, Duration.ofSeconds(20), UcpWorker.Idle.YIELD);
+                        while (!release.await(1, TimeUnit.MILLISECONDS)) {
+                            a.progress(); // the peer may still need our side for its part of the protocol
+                        }
+                    } finally {
+                        a.close();
+                    }
+                    closed.complete(null);
+                } catch (Throwable e) {
+                    sentAt.completeExceptionally(e);
+                    closed.completeExceptionally(e);
+                }
+            }, "sender");
+            t.setDaemon(true);
+            t.start();
+        }
+
+        /** Lets the sender close its worker; b is progressed meanwhile, since closing an endpoint flushes. */
+        @Override
+        public void close() {
+            release.countDown();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (!closed.isDone() && System.nanoTime() - deadline < 0) {
+                b.progress();
+            }
+            closed.join();
+        }
+    }
+
+    @Test
+    void shouldWakeABlockedAwaitWhenAMessageArrivesFromAnotherThread() {
+        MemorySegment src = pattern(arena, 200, 1);
+        MemorySegment dst = arena.allocate(200);
+        long recv = b.receiveTag(dst, 0, 200, TAG, -1L);
+        long start = System.nanoTime();
+        try (Sender sender = new Sender(b.address(), 300, src)) {
+            b.await(recv, Duration.ofSeconds(20), UcpWorker.Idle.BLOCK);
+            long done = System.nanoTime();
+            assertTrue(done - start >= TimeUnit.MILLISECONDS.toNanos(250), "await returned before the send");
+            assertTrue(done >= sender.sentAt.join(), "await returned before the send");
+            assertEquals(200, b.receivedLength());
+            assertBytes(src.toArray(JAVA_BYTE), dst, "message");
+        }
+    }
+
+    /**
+     * {@code ThreadMXBean.getCurrentThreadCpuTime()}. Tests compile into the {@code io.github.ucxffm} module, which
+     * does not read {@code java.management}; they run on the class path, where reflection reaches it.
+     */
+    private static long threadCpuNanos() {
+        try {
+            Object bean = Class.forName("java.lang.management.ManagementFactory").getMethod("getThreadMXBean")
+                    .invoke(null);
+            return (long) Class.forName("java.lang.management.ThreadMXBean").getMethod("getCurrentThreadCpuTime")
+                    .invoke(bean);
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError("ThreadMXBean unavailable", e);
+        }
+    }
+
+    @Test
+    void shouldNotBurnACoreWhileBlocked() {
+        // the measurement itself: spinning for 300 ms shows up as CPU time
+        long cpu0 = threadCpuNanos();
+        long wall0 = System.nanoTime();
+        b.awaitCondition(() -> System.nanoTime() - wall0 > TimeUnit.MILLISECONDS.toNanos(300), Duration.ofSeconds(5),
+                UcpWorker.Idle.SPIN);
+        double spinShare = (double) (threadCpuNanos() - cpu0) / (System.nanoTime() - wall0);
+        assertTrue(spinShare > 0.3, "spinning used only " + spinShare + " of a core: CPU time is not measured");
+
+        MemorySegment src = pattern(arena, 64, 2);
+        MemorySegment dst = arena.allocate(64);
+        long recv = b.receiveTag(dst, 0, 64, TAG, -1L);
+        try (Sender sender = new Sender(b.address(), 1000, src)) {
+            long cpu1 = threadCpuNanos();
+            long wall1 = System.nanoTime();
+            b.await(recv, Duration.ofSeconds(20), UcpWorker.Idle.BLOCK);
+            long woke = System.nanoTime();
+            long wall = woke - wall1;
+            long cpu = threadCpuNanos() - cpu1;
+            assertTrue(woke >= sender.sentAt.join(), "await returned before the send");
+            assertTrue(wall >= TimeUnit.MILLISECONDS.toNanos(900), "woke after only " + wall / 1_000_000 + " ms");
+            assertTrue(cpu < wall * 0.3, "blocked waiting used " + cpu / 1_000_000 + " ms of CPU in "
+                    + wall / 1_000_000 + " ms");
+            assertBytes(src.toArray(JAVA_BYTE), dst, "message");
+        }
+    }
+
+    @Test
+    void shouldWakeWaitForEventsWhenAnotherThreadSignals() throws Exception {
+        AtomicBoolean signalled = new AtomicBoolean();
+        long start = System.nanoTime();
+        CompletableFuture<Void> signaller = CompletableFuture.runAsync(() -> {
+            try {
+                Thread.sleep(300);
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+            signalled.set(true);
+            b.signal(); // the one method another thread may call on a SINGLE worker
+        });
+        // an event other than the signal would only make another round; the signal must end the loop
+        while (!signalled.get()) {
+            if (b.arm()) {
+                b.waitForEvents();
+            } else {
+                b.progress();
+            }
+        }
+        assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(250));
+        signaller.get(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void shouldReportPendingEventsWhenArming() {
+        // a signal is an event: arm() reports it (and consumes it), the next arm() succeeds
+        armWhenIdle();
+        b.signal();
+        assertFalse(b.arm(), "arm() succeeded with a signal pending");
+        armWhenIdle();
+
+        // a message that arrived and was not progressed is work too
+        UcpWorker a = context.newWorker();
+        UcpEndpoint ab = a.connect(b.address());
+        MemorySegment src = pattern(arena, 32, 3);
+        MemorySegment dst = arena.allocate(32);
+        long recv = b.receiveTag(dst, 0, 32, TAG, -1L);
+        long send = ab.sendTag(src, 0, 32, TAG);
+        TestSupport.awaitBoth(a, send, b, recv); // wire-up done, both sides quiet
+        TestSupport.progressFor(100, a, b);
+        long recv2 = b.receiveTag(dst, 0, 32, TAG + 1, -1L);
+        long send2 = ab.sendTag(src, 0, 32, TAG + 1);
+        a.await(send2, Duration.ofSeconds(10), UcpWorker.Idle.SPIN); // b has not progressed since arming
+        boolean armed = b.arm();
+        assertFalse(armed, "arm() succeeded with a message waiting");
+        b.await(recv2, Duration.ofSeconds(10), UcpWorker.Idle.BLOCK);
+        assertBytes(src.toArray(JAVA_BYTE), dst, "second message");
+    }
+
+    private void armWhenIdle() {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!b.arm()) {
+            b.progress();
+            assertTrue(System.nanoTime() - deadline < 0, "never armed");
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(UcpWorker.Idle.class)
+    void shouldTimeOutAnAwaitThatCannotComplete(UcpWorker.Idle idle) {
+        MemorySegment dst = arena.allocate(8);
+        long recv = b.receiveTag(dst, 0, 8, TAG, -1L);
+        long start = System.nanoTime();
+        UcxTimeoutException e = assertThrows(UcxTimeoutException.class,
+                () -> b.await(recv, Duration.ofMillis(300), idle));
+        long waited = System.nanoTime() - start;
+        assertEquals(UcsStatus.ERR_TIMED_OUT, e.status());
+        assertTrue(waited >= TimeUnit.MILLISECONDS.toNanos(290), "gave up after " + waited / 1_000_000 + " ms");
+        assertTrue(waited < TimeUnit.SECONDS.toNanos(5), "gave up only after " + waited / 1_000_000 + " ms");
+        // the request is still valid: cancel it, and the next poll reports the cancellation
+        b.cancel(recv);
+        assertThrows(UcxCanceledException.class, () -> b.await(recv, Duration.ofSeconds(5), idle));
+        assertEquals(0, b.inFlightCount());
+    }
+
+    @Test
+    void shouldRefuseEventWaitingWithoutTheWakeupFeature() {
+        try (UcpContext plain = UcpContext.builder().features(UcpContext.Feature.TAG).build()) {
+            UcpWorker w = plain.newWorker();
+            assertThrows(IllegalStateException.class, w::arm);
+            assertThrows(IllegalStateException.class, w::eventFd);
+            assertThrows(IllegalStateException.class, w::signal);
+            assertThrows(IllegalStateException.class, w::waitForEvents);
+        }
+    }
+}
