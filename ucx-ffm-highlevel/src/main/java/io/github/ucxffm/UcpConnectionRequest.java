@@ -94,6 +94,21 @@ public final class UcpConnectionRequest {
     }
 
     /**
+     * Accepts the connection with an error handler and a choice of error handling mode. On UCX 1.13, peer error
+     * handling keeps shared-memory transports out of the endpoint; without it, UCX may use them (faster on one
+     * host) but cannot report a dead peer.
+     *
+     * @param onError           run once when the endpoint fails, on the progressing thread; may be {@code null}
+     * @param peerErrorHandling {@code false} for {@code UCP_ERR_HANDLING_MODE_NONE}
+     * @return the endpoint, owned by the listener's worker
+     */
+    public UcpEndpoint accept(Consumer<UcxException> onError, boolean peerErrorHandling) {
+        listener.worker().check();
+        return listener.worker().connect(UcpEndpoint.Params.request(this).onError(onError)
+                .peerErrorHandling(peerErrorHandling));
+    }
+
+    /**
      * Refuses the connection ({@code ucp_listener_reject}); the client's endpoint fails with
      * {@link UcxRejectedException} or a peer failure.
      */

@@ -8,6 +8,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
@@ -345,7 +346,23 @@ public final class UcpContext extends UcxHandle {
      */
     public UcpWorker newWorker(UcsThreadMode mode) {
         ensureOpen();
-        return new UcpWorker(this, mode);
+        return new UcpWorker(this, mode, 0);
+    }
+
+    /**
+     * Creates a worker with a client id, which servers see in {@link UcpConnectionRequest#clientId()} when the
+     * worker connects with {@link UcpEndpoint.Params#sendClientId(boolean)}.
+     *
+     * @param mode     which threads may use it
+     * @param clientId the id to send, non-zero
+     * @return the worker, owned by this context
+     */
+    public UcpWorker newWorker(UcsThreadMode mode, long clientId) {
+        ensureOpen();
+        if (clientId == 0) {
+            throw new IllegalArgumentException("client id 0 means 'none'; use newWorker(mode)");
+        }
+        return new UcpWorker(this, mode, clientId);
     }
 
     /**
@@ -404,6 +421,26 @@ public final class UcpContext extends UcxHandle {
                 w.check();
             }
         }
+    }
+
+    /**
+     * Workers go first: their operations may still use registered memory, which UCX refuses to clean up while in
+     * use (it aborts the process in {@code ucp_cleanup}).
+     */
+    @Override
+    List<UcxHandle> closeOrder(List<UcxHandle> children) {
+        List<UcxHandle> order = new java.util.ArrayList<>();
+        for (UcxHandle c : children) {
+            if (!(c instanceof UcpWorker)) {
+                order.add(c);
+            }
+        }
+        for (UcxHandle c : children) {
+            if (c instanceof UcpWorker) {
+                order.add(c); // closed first: the list is closed from its end
+            }
+        }
+        return order;
     }
 
     @Override

@@ -357,6 +357,7 @@ public final class UcpEndpoint extends UcxHandle {
         p.endpoint = this;
         CompletableFuture<Long> future = new CompletableFuture<>();
         p.future = future;
+        p.length = length; // what the future reports, now or from the upcall
         worker.callbackParams(param, 0, worker.sendStub, p);
         worker.startedWithCallback(ucp_tag_send_nbx(ep, Buffers.at(buffer, offset), length, tag, param), p, length, 0);
         return future;
@@ -1342,6 +1343,16 @@ public final class UcpEndpoint extends UcxHandle {
             Status.check(status, "ucp_ep_query");
             return SockAddr.read(local ? ucp_ep_attr.local_sockaddr(attr) : ucp_ep_attr.remote_sockaddr(attr));
         }
+    }
+
+    /**
+     * UCX's description of this endpoint ({@code ucp_ep_print_info}): its lanes and the transports they use.
+     *
+     * @return the text UCX prints
+     */
+    public String printInfo() {
+        MemorySegment ep = nativeHandle();
+        return Libc.printToString(stream -> ucp_ep_print_info(ep, stream));
     }
 
     /**

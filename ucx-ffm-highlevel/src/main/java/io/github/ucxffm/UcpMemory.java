@@ -221,7 +221,7 @@ public final class UcpMemory extends UcxHandle {
     @Override
     void beforeClose() {
         int n = inUse.get();
-        if (n > 0) {
+        if (n > 0 && !context.isClosing()) { // a closing context has closed its workers: nothing uses it any more
             throw new IllegalStateException("UcpMemory is used by " + n + " operation(s) in flight; complete or "
                     + "cancel them before unmapping");
         }

@@ -98,7 +98,7 @@ public final class UcpWorker extends UcxHandle {
     private final List<Throwable> callbackErrors = new ArrayList<>();
     private volatile boolean hasCallbackErrors;
 
-    UcpWorker(UcpContext context, UcsThreadMode mode) {
+    UcpWorker(UcpContext context, UcsThreadMode mode, long clientId) {
         super("UcpWorker", context);
         this.context = context;
         this.mode = mode;
@@ -106,8 +106,13 @@ public final class UcpWorker extends UcxHandle {
         this.locking = mode == UcsThreadMode.MULTI;
         try (Arena call = Arena.ofConfined()) {
             MemorySegment params = ucp_worker_params.allocate(call);
-            ucp_worker_params.field_mask(params, UCP_WORKER_PARAM_FIELD_THREAD_MODE());
+            long mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE();
             ucp_worker_params.thread_mode(params, mode.code());
+            if (clientId != 0) {
+                mask |= UCP_WORKER_PARAM_FIELD_CLIENT_ID();
+                ucp_worker_params.client_id(params, clientId);
+            }
+            ucp_worker_params.field_mask(params, mask);
             MemorySegment workerP = call.allocate(ADDRESS);
             byte status = ucp_worker_create(context.handle(), params, workerP);
             if (status != UCS_OK()) {
@@ -592,8 +597,8 @@ public final class UcpWorker extends UcxHandle {
     void startedWithCallback(MemorySegment result, Pending p, long length, long tag) {
         long address = result.address();
         if (address != 0 && !UcsMacros.UCS_PTR_IS_ERR(result)) {
-            p.request = address;
-            return; // the upcall completes it
+            // The upcall completes it, and may already have (a receive of an arrived message): p is not touched.
+            return;
         }
         int status = address == 0 ? 0 : UcsMacros.UCS_PTR_RAW_STATUS(result);
         deliver(p, status, length, tag);
@@ -628,18 +633,19 @@ public final class UcpWorker extends UcxHandle {
         }
     }
 
+    /** {@code length < 0}: the length recorded when the operation started (sends carry none in their upcall). */
     private void completeUpcall(MemorySegment request, byte status, MemorySegment userData, long length, long tag) {
         try {
             Pending p = fromUserData(userData);
             ucp_request_free(request);
-            deliver(p, status, length, tag);
+            deliver(p, status, length < 0 ? p.length : length, tag);
         } catch (Throwable t) {
             callbackFailed(t);
         }
     }
 
     private void onSendComplete(MemorySegment request, byte status, MemorySegment userData) {
-        completeUpcall(request, status, userData, 0, 0);
+        completeUpcall(request, status, userData, -1, 0);
     }
 
     private void onTagReceiveComplete(MemorySegment request, byte status, MemorySegment info, MemorySegment userData) {
@@ -1211,6 +1217,17 @@ public final class UcpWorker extends UcxHandle {
             // UCX no longer reads what those operations held: end their use of registered memory, free their IOV
             // arrays (recycle does both)
             recycle(inFlight.remove(request));
+        }
+        // Callback and future operations whose completion never came: report them canceled, so that no future
+        // waits forever and every registered memory's use ends.
+        for (Pending p : pending) {
+            if (p.op != null) {
+                try {
+                    deliver(p, UCS_ERR_CANCELED(), 0, 0);
+                } catch (Throwable t) {
+                    callbackFailed(t);
+                }
+            }
         }
         arena.close();
     }

@@ -128,6 +128,7 @@ abstract class UcxHandle implements AutoCloseable {
             children.clear();
         }
         RuntimeException failure = null;
+        snapshot = closeOrder(snapshot);
         for (int i = snapshot.size() - 1; i >= 0; i--) {
             try {
                 snapshot.get(i).close();
@@ -150,6 +151,11 @@ abstract class UcxHandle implements AutoCloseable {
         if (failure != null) {
             throw failure;
         }
+    }
+
+    /** The children in the order they are closed, last first; newest last by default (closed first). */
+    List<UcxHandle> closeOrder(List<UcxHandle> children) {
+        return children;
     }
 
     /** Checks that may refuse to close (wrong thread, memory in use); runs before anything is closed. */

@@ -50,7 +50,9 @@ public final class PeerMain {
                 worker.progress();
                 checkDeadline(deadline);
             }
-            UcpEndpoint ep = request.accept();
+            // Shared memory needs UCP_ERR_HANDLING_MODE_NONE on UCX 1.13 (peer error handling excludes it).
+            boolean shm = !tls.equals("tcp");
+            UcpEndpoint ep = request.accept(null, !shm);
             System.out.println("ACCEPTED " + request.clientAddress());
             switch (role) {
                 case "tag-echo" -> tagEcho(worker, ep, arena, deadline);
