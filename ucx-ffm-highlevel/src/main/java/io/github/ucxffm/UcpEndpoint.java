@@ -703,8 +703,10 @@ public final class UcpEndpoint extends UcxHandle {
         if (size != 4 && size != 8) {
             throw new IllegalArgumentException("an atomic operand is 4 or 8 bytes, not " + size);
         }
-        requireFeature(size == 4 ? UcpContext.Feature.AMO32 : UcpContext.Feature.AMO64,
-                "a " + size * 8 + "-bit atomic " + op);
+        UcpContext.Feature feature = size == 4 ? UcpContext.Feature.AMO32 : UcpContext.Feature.AMO64;
+        if (!worker.context().has(feature)) { // the message is built only on failure: this is a hot path
+            requireFeature(feature, "a " + size * 8 + "-bit atomic " + op);
+        }
         if (op.needsResult && !fetching) {
             throw new IllegalArgumentException(op + " needs a result buffer: it always returns the old value");
         }

@@ -444,15 +444,20 @@ public final class UcpWorker extends UcxHandle {
      * @return the token: {@link #COMPLETED} or the request address
      */
     long started(MemorySegment result, Pending p) {
-        long address = result.address();
+        // Tiny on purpose: it inlines into every operation, so the segment the downcall returned does not escape
+        // and the JIT need not allocate it.
+        return started(result.address(), p);
+    }
+
+    private long started(long address, Pending p) {
         if (address == 0) {
             recycle(p);
             return COMPLETED;
         }
-        if (UcsMacros.UCS_PTR_IS_ERR(result)) {
+        if (Long.compareUnsigned(address, UCS_ERR_LAST()) >= 0) { // UCS_PTR_IS_ERR
             String op = p.op;
             recycle(p);
-            throw UcxException.of(op, UcsMacros.UCS_PTR_RAW_STATUS(result));
+            throw UcxException.of(op, (byte) address);
         }
         p.request = address;
         lock();
@@ -595,12 +600,16 @@ public final class UcpWorker extends UcxHandle {
      * Handles the result of an operation started with a callback: on immediate completion the callback runs now.
      */
     void startedWithCallback(MemorySegment result, Pending p, long length, long tag) {
-        long address = result.address();
-        if (address != 0 && !UcsMacros.UCS_PTR_IS_ERR(result)) {
+        startedWithCallback(result.address(), p, length, tag);
+    }
+
+    private void startedWithCallback(long address, Pending p, long length, long tag) {
+        boolean error = Long.compareUnsigned(address, UCS_ERR_LAST()) >= 0; // UCS_PTR_IS_ERR
+        if (address != 0 && !error) {
             // The upcall completes it, and may already have (a receive of an arrived message): p is not touched.
             return;
         }
-        int status = address == 0 ? 0 : UcsMacros.UCS_PTR_RAW_STATUS(result);
+        int status = address == 0 ? 0 : (byte) address; // UCS_PTR_RAW_STATUS
         deliver(p, status, length, tag);
     }
 
