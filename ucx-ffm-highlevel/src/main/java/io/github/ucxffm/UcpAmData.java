@@ -5,6 +5,10 @@ import java.lang.foreign.MemorySegment;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 
+import io.github.ucxffm.bindings.ucp_request_param_t;
+import io.github.ucxffm.bindings.support.UcpInline;
+
+import static io.github.ucxffm.bindings.ucx_h.UCP_OP_ATTR_FIELD_DATATYPE;
 import static io.github.ucxffm.bindings.ucx_h.UCS_ERR_CANCELED;
 import static io.github.ucxffm.bindings.ucx_h.UCS_INPROGRESS;
 import static io.github.ucxffm.bindings.ucx_h.UCS_OK;
@@ -177,6 +181,57 @@ public final class UcpAmData {
         Pending p = worker.acquire(Pending.AM_RECV, "ucp_am_recv_data_nbx", dst, this);
         p.length = length;
         long token = worker.started(startRendezvous(at, param), p);
+        if (token == UcpWorker.COMPLETED) {
+            worker.scratch().receivedLength = length;
+        }
+        return token;
+    }
+
+    /**
+     * Receives the data scattered over several segments: the bytes fill {@code iov[0]}, then {@code iov[1]}, and so
+     * on. For rendezvous data this is {@code ucp_am_recv_data_nbx} with the {@code ucp_dt_make_iov()} datatype;
+     * eager data is copied at once. After completion {@link UcpWorker#receivedLength()} is {@link #length()}.
+     *
+     * @param iov native segments with room for {@link #length()} bytes together; they belong to the operation until
+     *            it completes
+     * @return a request token ({@link UcpWorker#COMPLETED} for eager data)
+     * @throws IndexOutOfBoundsException if the segments are too small (the descriptor stays held)
+     * @throws IllegalStateException     if the descriptor was already used
+     */
+    public long receive(MemorySegment[] iov) {
+        checkHeld();
+        IovList list = worker.iovList(iov);
+        if (list.totalLength() < length) {
+            list.close();
+            throw new IndexOutOfBoundsException("the segments hold " + list.totalLength() + " bytes, the message has "
+                    + length);
+        }
+        consume(RECEIVING);
+        if (!rendezvous) {
+            MemorySegment src = MemorySegment.ofAddress(descriptor).reinterpret(length);
+            long done = 0;
+            for (int i = 0; i < iov.length && done < length; i++) {
+                long n = Math.min(iov[i].byteSize(), length - done);
+                MemorySegment.copy(src, done, iov[i], 0, n);
+                done += n;
+            }
+            if (!inCallback) {
+                ucp_am_data_release(worker.nativeHandleUnchecked(), MemorySegment.ofAddress(descriptor));
+            }
+            list.close();
+            worker.scratch().receivedLength = length;
+            return UcpWorker.COMPLETED;
+        }
+        MemorySegment param = worker.param();
+        ucp_request_param_t.op_attr_mask(param, UCP_OP_ATTR_FIELD_DATATYPE());
+        ucp_request_param_t.datatype(param, UcpInline.ucp_dt_make_iov());
+        Pending p = worker.acquire(Pending.AM_RECV, "ucp_am_recv_data_nbx", this, list);
+        p.length = length;
+        if (inCallback) {
+            receiveStartedInCallback = true;
+        }
+        long token = worker.started(ucp_am_recv_data_nbx(worker.handle(), MemorySegment.ofAddress(descriptor),
+                list.array(), list.count(), param), p);
         if (token == UcpWorker.COMPLETED) {
             worker.scratch().receivedLength = length;
         }

@@ -1200,6 +1200,28 @@ public final class UcpEndpoint extends UcxHandle {
         return future;
     }
 
+    /**
+     * Sends an active message whose data is gathered from several segments ({@code ucp_am_send_nbx} with the
+     * {@code ucp_dt_make_iov()} datatype). The receiver sees one message of the segments' total length. Allocates a
+     * small native descriptor array for the operation.
+     *
+     * @param id     the handler id at the receiver, 0 to 65535
+     * @param header the header, or {@code null}; belongs to the operation until it completes
+     * @param iov    the data, in order; every segment native; the segments belong to the operation until it completes
+     * @param flags  {@link UcpAmSendFlags} bits
+     * @return a request token
+     */
+    public long sendAm(int id, MemorySegment header, MemorySegment[] iov, int flags) {
+        MemorySegment ep = amSendChecks(id, header, MemorySegment.NULL, 0, 0, flags);
+        IovList list = worker.iovList(iov);
+        MemorySegment param = worker.param();
+        Pending p = iovOperation(param, UCP_OP_ATTR_FIELD_FLAGS(), Pending.SEND, "ucp_am_send_nbx", list);
+        p.keep1 = header;
+        ucp_request_param_t.flags(param, flags);
+        return worker.started(ucp_am_send_nbx(ep, id, headerAddress(header), headerLength(header), list.array(),
+                list.count(), param), p);
+    }
+
     // ---- remote keys ------------------------------------------------------------------------------------------
 
     /**

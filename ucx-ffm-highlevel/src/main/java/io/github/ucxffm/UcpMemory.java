@@ -167,6 +167,16 @@ public final class UcpMemory extends UcxHandle {
     }
 
     /**
+     * Packs a remote key in ucx-ffm's checked format into native memory, for sending with a zero-copy operation.
+     *
+     * @param allocator where to put the key
+     * @return a segment holding exactly the packed key
+     */
+    public MemorySegment packRemoteKey(java.lang.foreign.SegmentAllocator allocator) {
+        return allocator.allocateFrom(JAVA_BYTE, packRemoteKey());
+    }
+
+    /**
      * Packs the remote key as UCX makes it ({@code ucp_memh_pack} on UCX 1.14+, {@code ucp_rkey_pack} before), for
      * peers that do not use ucx-ffm.
      *

@@ -1134,6 +1134,50 @@ public final class UcpWorker extends UcxHandle {
         }
     }
 
+    // ---- stream polling -----------------------------------------------------------------------------------------
+
+    private MemorySegment streamPoll;
+
+    /**
+     * Finds endpoints of this worker with stream data ready to receive ({@code ucp_stream_worker_poll}). Needs
+     * {@link UcpContext.Feature#STREAM}.
+     *
+     * @param ready filled from index 0 with endpoints that have data; its length bounds the count
+     * @return how many entries of {@code ready} were filled
+     */
+    public int pollStreams(UcpEndpoint[] ready) {
+        MemorySegment h = handle();
+        if (!context.has(UcpContext.Feature.STREAM)) {
+            throw new IllegalStateException("stream polling needs UcpContext.Feature.STREAM");
+        }
+        if (ready.length == 0) {
+            return 0;
+        }
+        long entry = io.github.ucxffm.bindings.ucp_stream_poll_ep.sizeof();
+        if (streamPoll == null || streamPoll.byteSize() < entry * ready.length) {
+            streamPoll = arena.allocate(entry * ready.length, 8);
+        }
+        long n = ucp_stream_worker_poll(h, streamPoll, ready.length, 0);
+        if (n < 0) {
+            throw UcxException.of("ucp_stream_worker_poll", (int) n);
+        }
+        int filled = 0;
+        for (int i = 0; i < n; i++) {
+            long ep = streamPoll.get(ADDRESS, i * entry).address();
+            UcpEndpoint e;
+            lock();
+            try {
+                e = endpoints.get(ep);
+            } finally {
+                unlock();
+            }
+            if (e != null) {
+                ready[filled++] = e;
+            }
+        }
+        return filled;
+    }
+
     // ---- endpoints ----------------------------------------------------------------------------------------------
 
     /**

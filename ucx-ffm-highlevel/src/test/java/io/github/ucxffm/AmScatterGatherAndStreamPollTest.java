@@ -1,0 +1,130 @@
+package io.github.ucxffm;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Active messages sent and received with scatter-gather lists, and stream polling. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class AmScatterGatherAndStreamPollTest {
+
+    private UcpContext context;
+    private UcpWorker a;
+    private UcpWorker b;
+    private UcpEndpoint ab;
+    private UcpEndpoint ba;
+    private Arena arena;
+
+    @BeforeEach
+    void setUp() {
+        context = UcpContext.builder().features(UcpContext.Feature.AM, UcpContext.Feature.STREAM,
+                UcpContext.Feature.RMA).build();
+        a = context.newWorker();
+        b = context.newWorker();
+        ab = a.connect(b.address());
+        ba = b.connect(a.address());
+        arena = Arena.ofConfined();
+    }
+
+    @AfterEach
+    void tearDown() {
+        ab.closeForce();
+        ba.closeForce();
+        context.close();
+        arena.close();
+    }
+
+    private MemorySegment[] split(MemorySegment whole, long... cuts) {
+        MemorySegment[] parts = new MemorySegment[cuts.length + 1];
+        long from = 0;
+        for (int i = 0; i < cuts.length; i++) {
+            parts[i] = whole.asSlice(from, cuts[i] - from);
+            from = cuts[i];
+        }
+        parts[cuts.length] = whole.asSlice(from);
+        return parts;
+    }
+
+    @Test
+    void shouldGatherAmDataOnSendAndScatterItOnReceiveEagerAndRendezvous() {
+        for (int size : new int[] {100, 5000, 2 << 20}) {
+            MemorySegment data = TestSupport.pattern(arena, size, size);
+            MemorySegment header = TestSupport.pattern(arena, 16, 7);
+            MemorySegment target = arena.allocate(size + 10);
+            MemorySegment[] scattered = split(target, 3, size / 2, size - 1);
+            AtomicReference<UcpAmData> kept = new AtomicReference<>();
+            byte[][] headerSeen = new byte[1][];
+            b.setAmHandler(5, message -> {
+                headerSeen[0] = message.header().toArray(JAVA_BYTE);
+                kept.set(message.keep());
+            }, UcpAmHandler.WHOLE_MESSAGE | UcpAmHandler.PERSISTENT_DATA);
+            long send = ab.sendAm(5, header, split(data, 1, size / 3), 0);
+            TestSupport.progressUntil(() -> kept.get() != null, 10_000, a, b);
+            assertArrayEquals(header.toArray(JAVA_BYTE), headerSeen[0]);
+            assertEquals(size, kept.get().length());
+            long recv = kept.get().receive(scattered);
+            TestSupport.awaitBoth(a, send, b, recv);
+            assertEquals(size, b.receivedLength());
+            assertArrayEquals(data.toArray(JAVA_BYTE), target.asSlice(0, size).toArray(JAVA_BYTE), "size " + size);
+            assertEquals(0, target.get(JAVA_BYTE, size), "byte after the message untouched");
+        }
+    }
+
+    @Test
+    void shouldRefuseScatterListsTooSmallForTheMessage() {
+        MemorySegment data = TestSupport.pattern(arena, 4096, 1);
+        AtomicReference<UcpAmData> kept = new AtomicReference<>();
+        b.setAmHandler(6, message -> kept.set(message.keep()), UcpAmHandler.PERSISTENT_DATA);
+        long send = ab.sendAm(6, null, data, 0, 4096, 0);
+        TestSupport.progressUntil(() -> kept.get() != null, 10_000, a, b);
+        MemorySegment small = arena.allocate(1000);
+        assertThrows(IndexOutOfBoundsException.class, () -> kept.get().receive(new MemorySegment[] {small, small}));
+        MemorySegment big = arena.allocate(4096);
+        long recv = kept.get().receive(new MemorySegment[] {big});
+        TestSupport.awaitBoth(a, send, b, recv);
+        assertArrayEquals(data.toArray(JAVA_BYTE), big.toArray(JAVA_BYTE));
+    }
+
+    @Test
+    void shouldReportEndpointsWithStreamDataWhenPolled() {
+        UcpEndpoint[] ready = new UcpEndpoint[4];
+        TestSupport.progressFor(50, a, b);
+        assertEquals(0, b.pollStreams(ready));
+        MemorySegment data = TestSupport.pattern(arena, 64, 3);
+        long send = ab.sendStream(data, 0, 64);
+        int[] found = new int[1];
+        TestSupport.progressUntil(() -> (found[0] = b.pollStreams(ready)) > 0, 10_000, a, b);
+        assertEquals(1, found[0]);
+        assertSame(ba, ready[0]);
+        MemorySegment in = arena.allocate(64);
+        long recv = ba.receiveStream(in, 0, 64, true);
+        TestSupport.awaitBoth(a, send, b, recv);
+        assertArrayEquals(data.toArray(JAVA_BYTE), in.toArray(JAVA_BYTE));
+    }
+
+    @Test
+    void shouldPackTheCheckedKeyIntoNativeMemory() {
+        try (UcpMemory memory = context.allocate(4096)) {
+            MemorySegment packed = memory.packRemoteKey(arena);
+            byte[] bytes = packed.toArray(JAVA_BYTE);
+            assertTrue(bytes.length > UcpRemoteKey.HEADER);
+            try (UcpRemoteKey key = ab.unpackRemoteKey(bytes)) {
+                assertEquals(memory.address(), key.base());
+                assertEquals(4096, key.length());
+            }
+        }
+    }
+}
