@@ -121,18 +121,71 @@ public final class UcpWorker extends UcxHandle {
             }
             this.handle = workerP.get(ADDRESS, 0);
         }
-        sendStub = ucp_send_nbx_callback_t.allocate(this::onSendComplete, arena);
-        tagRecvStub = ucp_tag_recv_nbx_callback_t.allocate(this::onTagReceiveComplete, arena);
-        streamRecvStub = ucp_stream_recv_nbx_callback_t.allocate(this::onLengthComplete, arena);
-        amRecvDataStub = ucp_am_recv_data_nbx_callback_t.allocate(this::onLengthComplete, arena);
-        amRecvStub = io.github.ucxffm.bindings.ucp_am_recv_callback_t.allocate(this::onAmMessage, arena);
-        errorStub = ucp_err_handler_cb_t.allocate(this::onEndpointError, arena);
-        connectionStub = ucp_listener_conn_callback_t.allocate(this::onConnectionRequest, arena);
+        // The stubs reach the worker through a weak reference: a stub is a GC root until its arena closes, and a
+        // strong one would keep a worker the application dropped without close() from ever being reported.
+        Upcalls up = new Upcalls(this);
+        sendStub = ucp_send_nbx_callback_t.allocate(up::onSendComplete, arena);
+        tagRecvStub = ucp_tag_recv_nbx_callback_t.allocate(up::onTagReceiveComplete, arena);
+        streamRecvStub = ucp_stream_recv_nbx_callback_t.allocate(up::onLengthComplete, arena);
+        amRecvDataStub = ucp_am_recv_data_nbx_callback_t.allocate(up::onLengthComplete, arena);
+        amRecvStub = io.github.ucxffm.bindings.ucp_am_recv_callback_t.allocate(up::onAmMessage, arena);
+        errorStub = ucp_err_handler_cb_t.allocate(up::onEndpointError, arena);
+        connectionStub = ucp_listener_conn_callback_t.allocate(up::onConnectionRequest, arena);
         single = new Scratch(arena);
         perThread = locking ? ThreadLocal.withInitial(() -> new Scratch(arena)) : null;
         for (int i = 0; i < pending.length; i++) {
             pending[i] = new Pending(i);
             free[freeCount++] = pending.length - 1 - i;
+        }
+    }
+
+    /** Upcall targets that hold the worker weakly; a collected worker's upcalls do nothing. */
+    private static final class Upcalls {
+        private final java.lang.ref.WeakReference<UcpWorker> worker;
+
+        Upcalls(UcpWorker worker) {
+            this.worker = new java.lang.ref.WeakReference<>(worker);
+        }
+
+        void onSendComplete(MemorySegment request, byte status, MemorySegment userData) {
+            UcpWorker w = worker.get();
+            if (w != null) {
+                w.onSendComplete(request, status, userData);
+            }
+        }
+
+        void onTagReceiveComplete(MemorySegment request, byte status, MemorySegment info, MemorySegment userData) {
+            UcpWorker w = worker.get();
+            if (w != null) {
+                w.onTagReceiveComplete(request, status, info, userData);
+            }
+        }
+
+        void onLengthComplete(MemorySegment request, byte status, long length, MemorySegment userData) {
+            UcpWorker w = worker.get();
+            if (w != null) {
+                w.onLengthComplete(request, status, length, userData);
+            }
+        }
+
+        byte onAmMessage(MemorySegment arg, MemorySegment header, long headerLength, MemorySegment data,
+                         long length, MemorySegment param) {
+            UcpWorker w = worker.get();
+            return w != null ? w.onAmMessage(arg, header, headerLength, data, length, param) : (byte) UCS_OK();
+        }
+
+        void onEndpointError(MemorySegment arg, MemorySegment ep, byte status) {
+            UcpWorker w = worker.get();
+            if (w != null) {
+                w.onEndpointError(arg, ep, status);
+            }
+        }
+
+        void onConnectionRequest(MemorySegment request, MemorySegment arg) {
+            UcpWorker w = worker.get();
+            if (w != null) {
+                w.onConnectionRequest(request, arg);
+            }
         }
     }
 

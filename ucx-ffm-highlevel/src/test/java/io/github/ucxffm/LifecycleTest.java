@@ -296,6 +296,32 @@ class LifecycleTest {
         assertTrue(UcxHandle.leaksReported() >= leaks + 1, "collected, counted as no longer live, not reported");
     }
 
+    @Test
+    void shouldReportAContextWithAWorkerAndEndpointDroppedWithoutClose() throws InterruptedException {
+        // The worker's upcall stubs are GC roots until its arena closes; they must not keep the worker alive, or a
+        // forgotten worker (the common leak) could never be reported.
+        int leaks = UcxHandle.leaksReported();
+        WeakReference<UcpWorker> dropped = dropAContextWithAWorker();
+        assertEquals(liveBefore + 3, UcxHandle.liveHandles());
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (dropped.get() != null || UcxHandle.liveHandles() != liveBefore) {
+            if (System.nanoTime() - deadline > 0) {
+                fail("the dropped worker was never reported (collected: " + (dropped.get() == null) + ")");
+            }
+            System.gc();
+            Thread.sleep(50);
+        }
+        assertTrue(UcxHandle.leaksReported() >= leaks + 3, "context, worker and endpoint each reported");
+    }
+
+    private static WeakReference<UcpWorker> dropAContextWithAWorker() {
+        UcpContext leaked = newContext();
+        UcpWorker worker = leaked.newWorker();
+        UcpEndpoint ep = worker.connect(worker.address());
+        assertNotNull(ep.toString());
+        return new WeakReference<>(worker);
+    }
+
     private static WeakReference<UcpContext> dropAContext() {
         UcpContext leaked = newContext();
         assertNotNull(leaked.features());
