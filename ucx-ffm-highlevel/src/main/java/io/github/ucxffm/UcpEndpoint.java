@@ -788,11 +788,15 @@ public final class UcpEndpoint extends UcxHandle {
      * if the old value equals the operand. SWAP and CSWAP need {@code result}; the others may pass {@code null}
      * ("post" operations). Completion of a post operation is local; the update is visible at the peer after a flush.
      * <p>
-     * Known UCX defect (measured with Debian's libucx 1.13.1): over the {@code self} transport, that is an endpoint
-     * to its own worker, fetching AND, OR and XOR return the right old value but store {@code old OP old} instead of
-     * {@code old OP operand} (AND and OR leave the word unchanged, XOR zeroes it), for 32 and 64 bits. Posted AND, OR
-     * and XOR over self, and every operation over shared memory (sysv, posix) and tcp, are exact. This layer cannot
-     * correct it; avoid fetching logic operations on loopback endpoints with that release.
+     * Known UCX defect (measured with Debian's libucx 1.13.1): wherever UCX performs the atomic with its
+     * shared-memory device code ({@code uct_sm_ep_atomic32_fetch}/{@code uct_sm_ep_atomic64_fetch}, shared by the
+     * {@code self}, {@code posix} and {@code sysv} transports), fetching AND, OR and XOR return the right old value
+     * but store {@code old OP old} instead of {@code old OP operand} (AND and OR leave the word unchanged, XOR zeroes
+     * it), for 32 and 64 bits: the compiled code ignores the operand. That is the case over {@code self} (an endpoint
+     * to its own worker) and, between processes over posix/sysv, when the target region was allocated by UCX
+     * ({@link UcpContext#allocate(long)}). Posted AND, OR and XOR, all other operations, every operation on
+     * registered application memory over shared memory (UCP's software atomics), and everything over tcp are exact.
+     * This layer cannot correct it; avoid fetching logic operations in those cases with that release.
      *
      * @param op            the operation
      * @param operand       4 or 8 bytes of native memory, exactly; its size selects 32- or 64-bit. Belongs to the

@@ -1,15 +1,26 @@
 package io.github.ucxffm.peer;
 
+import io.github.ucxffm.UcpAmData;
+import io.github.ucxffm.UcpAmSendFlags;
 import io.github.ucxffm.UcpConnectionRequest;
 import io.github.ucxffm.UcpContext;
 import io.github.ucxffm.UcpEndpoint;
 import io.github.ucxffm.UcpListener;
+import io.github.ucxffm.UcpMemory;
 import io.github.ucxffm.UcpWorker;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
+import java.util.zip.CRC32;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * The other process of the cross-process tests. Roles:
@@ -18,6 +29,19 @@ import java.util.HexFormat;
  *   and answers each tag message of tag {@code t} with the same bytes under tag {@code t | 1<<62}; a message with
  *   tag {@link #BYE} ends it.</li>
  *   <li>{@code stream-echo TLS}: as above, echoing stream bytes until the client closes.</li>
+ *   <li>{@code am-echo TLS}: answers each active message of id {@link #AM_REQUEST} (sent with
+ *   {@code UcpAmSendFlags.REPLY}) on its {@code replyEndpoint()} with the same header and data under id
+ *   {@link #AM_REPLY}; rendezvous data is kept and received into a buffer first. Prints {@code AM length rndv|eager}
+ *   per message. Ends on a tag message {@link #BYE}, or when the client's endpoint fails (tcp).</li>
+ *   <li>{@code rma TLS MODE}: a region filled with {@link #pattern(long, int) pattern}({@code i}, {@link #SEED}), of
+ *   {@link #RMA_REGION} bytes registered from the JVM's native memory ({@code MODE register}) or allocated by UCX
+ *   ({@code MODE allocate}); or of {@link #ATOMIC_REGION} bytes allocated by UCX ({@code MODE atomics}) or
+ *   registered ({@code MODE atomics-register}), with a 64-bit counter {@link #INIT64} at {@link #COUNTER64} and a
+ *   32-bit counter {@link #INIT32} at {@link #COUNTER32}. Sends the packed remote key (it carries address and
+ *   length) as a tag message {@link #KEY}, then serves, progressing, the tag requests {@link #CRC} (answer: CRC-32
+ *   of the whole region as 8 bytes, tag {@code CRC | REPLY}), {@link #FILL} (payload offset, length, seed as 3
+ *   longs: fills that range with the pattern of that seed, answers 8 zero bytes, tag {@code FILL | REPLY}) and
+ *   {@link #BYE}. Ends on BYE or when the client's endpoint fails (tcp).</li>
  * </ul>
  * {@code TLS} is passed to UCX as {@code UCX_TLS} (e.g. {@code tcp}, {@code posix,sysv,cma,self}). Every role stops
  * by itself after 60 s.
@@ -28,6 +52,31 @@ public final class PeerMain {
     public static final long BYE = 0x0FFF_FFFF_FFFF_FFFFL;
     /** Bit set on echoed tags. */
     public static final long REPLY = 1L << 62;
+
+    /** Active-message id the {@code am-echo} role serves. */
+    public static final int AM_REQUEST = 7;
+    /** Active-message id of its replies. */
+    public static final int AM_REPLY = 8;
+    /** Tag of the packed remote key sent by the {@code rma} role. */
+    public static final long KEY = 0x4B45_5900L;
+    /** Tag of a request for the CRC-32 of the {@code rma} region. */
+    public static final long CRC = 0x4352_4300L;
+    /** Tag of a request to fill a range of the {@code rma} region with a pattern. */
+    public static final long FILL = 0x4649_4C00L;
+    /** Seed of the pattern the {@code rma} region starts with. */
+    public static final int SEED = 0x5A;
+    /** Size of the {@code rma} region in modes {@code register} and {@code allocate}. */
+    public static final long RMA_REGION = 8L << 20;
+    /** Size of the {@code rma} region in mode {@code atomics}. */
+    public static final long ATOMIC_REGION = 4096;
+    /** Offset of the 64-bit counter in mode {@code atomics}. */
+    public static final long COUNTER64 = 64;
+    /** Offset of the 32-bit counter in mode {@code atomics} (4- but not 8-aligned). */
+    public static final long COUNTER32 = 76;
+    /** Initial value of the 64-bit counter. */
+    public static final long INIT64 = 0x0123_4567_89AB_CDEFL;
+    /** Initial value of the 32-bit counter. */
+    public static final int INIT32 = 0x89AB_CDEF;
 
     private static final long LIFETIME_NANOS = 60_000_000_000L;
 
@@ -54,10 +103,16 @@ public final class PeerMain {
             boolean shm = !tls.equals("tcp");
             UcpEndpoint ep = request.accept(null, !shm);
             System.out.println("ACCEPTED " + request.clientAddress());
-            switch (role) {
-                case "tag-echo" -> tagEcho(worker, ep, arena, deadline);
-                case "stream-echo" -> streamEcho(worker, ep, arena, deadline);
-                default -> throw new IllegalArgumentException("unknown role " + role);
+            try {
+                switch (role) {
+                    case "tag-echo" -> tagEcho(worker, ep, arena, deadline);
+                    case "stream-echo" -> streamEcho(worker, ep, arena, deadline);
+                    case "am-echo" -> amEcho(worker, ep, arena, deadline);
+                    case "rma" -> rma(context, worker, ep, arena, args.length > 2 ? args[2] : "register", deadline);
+                    default -> throw new IllegalArgumentException("unknown role " + role);
+                }
+            } catch (ClientGone e) {
+                System.out.println("CLIENT-GONE " + e.getMessage());
             }
             System.out.println("DONE");
         }
@@ -111,6 +166,165 @@ public final class PeerMain {
                 worker.progress();
                 checkDeadline(deadline);
             }
+        }
+    }
+
+    /**
+     * The byte at offset {@code i} of a region filled with the pattern of {@code seed}.
+     *
+     * @param i    offset in the region
+     * @param seed the pattern's seed
+     * @return the byte
+     */
+    public static byte pattern(long i, int seed) {
+        return (byte) (i * 31 + seed + (i >>> 11) * 7);
+    }
+
+    /** Fills {@code [offset, offset + length)} of {@code region} with the pattern of {@code seed}. */
+    static void fill(MemorySegment region, long offset, long length, int seed) {
+        for (long i = offset; i < offset + length; i++) {
+            region.set(JAVA_BYTE, i, pattern(i, seed));
+        }
+    }
+
+    private static void await(UcpWorker worker, UcpEndpoint ep, long request, long deadline) {
+        while (!worker.poll(request)) {
+            worker.progress();
+            checkDeadline(deadline);
+            if (ep.isFailed()) {
+                throw new ClientGone(ep);
+            }
+        }
+    }
+
+    /** The client's endpoint failed (it closed or died): the role ends. */
+    private static final class ClientGone extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        ClientGone(UcpEndpoint ep) {
+            super("client endpoint failed: " + ep.failureStatus());
+        }
+    }
+
+    /** A reply waiting for rendezvous data to arrive, or for its send to complete. */
+    private static final class PendingReply {
+        final MemorySegment header;
+        final MemorySegment data;
+        final UcpEndpoint reply;
+        long receive;
+        long send = -1;
+
+        PendingReply(MemorySegment header, MemorySegment data, UcpEndpoint reply) {
+            this.header = header;
+            this.data = data;
+            this.reply = reply;
+        }
+    }
+
+    private static void amEcho(UcpWorker worker, UcpEndpoint ep, Arena arena, long deadline) {
+        List<PendingReply> pending = new ArrayList<>();
+        ArrayDeque<RuntimeException> errors = new ArrayDeque<>();
+        worker.setAmHandler(AM_REQUEST, m -> {
+            UcpEndpoint reply = m.replyEndpoint();
+            if (reply == null) {
+                errors.add(new IllegalStateException("an active message without REPLY flag"));
+                return;
+            }
+            MemorySegment header = arena.allocate(Math.max(1, m.headerLength())).asSlice(0, m.headerLength());
+            if (m.headerLength() > 0) {
+                header.copyFrom(m.header());
+            }
+            long length = m.dataLength();
+            MemorySegment data = arena.allocate(Math.max(1, length)).asSlice(0, length);
+            boolean rndv = m.isRendezvous();
+            System.out.println("AM " + length + (rndv ? " rndv" : " eager") + (reply == ep ? "" : " borrowed-reply"));
+            PendingReply r = new PendingReply(header, data, reply);
+            if (rndv) {
+                if (reply != ep) {
+                    // A borrowed reply endpoint is valid during this call only: the reply must wait for the data.
+                    errors.add(new IllegalStateException("rendezvous message with a borrowed reply endpoint"));
+                    return;
+                }
+                UcpAmData kept = m.keep();
+                r.receive = kept.receive(data, 0);
+            } else {
+                if (length > 0) {
+                    data.copyFrom(m.data());
+                }
+                r.receive = UcpWorker.COMPLETED;
+                r.send = reply.sendAm(AM_REPLY, header, data, 0, length, UcpAmSendFlags.NONE);
+            }
+            pending.add(r);
+        });
+        MemorySegment bye = arena.allocate(8);
+        long byeRecv = worker.receiveTag(bye, 0, 8, BYE, -1L);
+        while (true) {
+            worker.progress();
+            checkDeadline(deadline);
+            if (!errors.isEmpty()) {
+                throw errors.remove();
+            }
+            for (var it = pending.iterator(); it.hasNext(); ) {
+                PendingReply r = it.next();
+                if (r.send == -1) {
+                    if (worker.poll(r.receive)) {
+                        r.send = r.reply.sendAm(AM_REPLY, r.header, r.data, 0, r.data.byteSize(),
+                                UcpAmSendFlags.NONE);
+                    }
+                } else if (worker.poll(r.send)) {
+                    it.remove();
+                }
+            }
+            if (pending.isEmpty() && worker.poll(byeRecv)) {
+                return;
+            }
+            if (ep.isFailed()) {
+                throw new ClientGone(ep);
+            }
+        }
+    }
+
+    private static void rma(UcpContext context, UcpWorker worker, UcpEndpoint ep, Arena arena, String mode,
+                            long deadline) {
+        boolean atomics = mode.startsWith("atomics");
+        long size = atomics ? ATOMIC_REGION : RMA_REGION;
+        UcpMemory memory = switch (mode) {
+            case "register", "atomics-register" -> context.register(arena.allocate(size, 4096));
+            case "allocate", "atomics" -> context.allocate(size);
+            default -> throw new IllegalArgumentException("unknown rma mode " + mode);
+        };
+        MemorySegment region = memory.segment();
+        fill(region, 0, size, SEED);
+        if (atomics) {
+            region.set(JAVA_LONG, COUNTER64, INIT64);
+            region.set(JAVA_INT, COUNTER32, INIT32);
+        }
+        byte[] key = memory.packRemoteKey();
+        MemorySegment keyBuffer = arena.allocate(key.length);
+        keyBuffer.copyFrom(MemorySegment.ofArray(key));
+        await(worker, ep, ep.sendTag(keyBuffer, 0, key.length, KEY), deadline);
+        System.out.println("KEY " + mode + " " + key.length + " bytes, region 0x" + Long.toHexString(memory.address())
+                + " +" + size);
+        MemorySegment command = arena.allocate(64, 8);
+        MemorySegment answer = arena.allocate(8, 8);
+        while (true) {
+            await(worker, ep, worker.receiveTag(command, 0, command.byteSize(), 0, 0), deadline);
+            long tag = worker.receivedTag();
+            if (tag == BYE) {
+                return;
+            } else if (tag == CRC) {
+                CRC32 crc = new CRC32();
+                crc.update(region.asByteBuffer());
+                answer.set(JAVA_LONG, 0, crc.getValue());
+            } else if (tag == FILL) {
+                long offset = command.get(JAVA_LONG, 0);
+                long length = command.get(JAVA_LONG, 8);
+                fill(region, offset, length, (int) command.get(JAVA_LONG, 16));
+                answer.set(JAVA_LONG, 0, 0);
+            } else {
+                throw new IllegalStateException("unknown request tag 0x" + Long.toHexString(tag));
+            }
+            await(worker, ep, ep.sendTag(answer, 0, 8, tag | REPLY), deadline);
         }
     }
 
