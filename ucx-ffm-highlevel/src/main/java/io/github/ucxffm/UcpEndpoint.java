@@ -1383,6 +1383,25 @@ public final class UcpEndpoint extends UcxHandle {
         return Libc.printToString(stream -> ucp_ep_print_info(ep, stream));
     }
 
+    private static final java.util.regex.Pattern LANE = java.util.regex.Pattern.compile(
+            "lane\\[\\d+\\]:\\s+\\d+:([A-Za-z0-9_]+)/");
+
+    /**
+     * The UCX transports the endpoint's lanes use (from {@link #printInfo()}), such as {@code tcp}, {@code posix},
+     * {@code sysv}, {@code cma}, {@code self}, or {@code rc_mlx5} on an RDMA NIC. Lanes are chosen during wire-up, so
+     * ask after a first message has gone through.
+     *
+     * @return the transport names, in lane order, without repeats
+     */
+    public java.util.Set<String> transports() {
+        java.util.Set<String> names = new java.util.LinkedHashSet<>();
+        java.util.regex.Matcher m = LANE.matcher(printInfo());
+        while (m.find()) {
+            names.add(m.group(1));
+        }
+        return names;
+    }
+
     /**
      * Closes at once, discarding what is in flight ({@code ucp_ep_close_nbx} with {@code UCP_EP_CLOSE_FLAG_FORCE}).
      * Operations in flight complete with an error.

@@ -1,0 +1,194 @@
+package io.github.ucxffm.samples;
+
+import io.github.ucxffm.UcpConnectionRequest;
+import io.github.ucxffm.UcpContext;
+import io.github.ucxffm.UcpEndpoint;
+import io.github.ucxffm.UcpListener;
+import io.github.ucxffm.UcpWorker;
+import io.github.ucxffm.UcsStatus;
+import io.github.ucxffm.UcxException;
+import io.github.ucxffm.UcxTimeoutException;
+
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.BooleanSupplier;
+
+/**
+ * One connection between a sample's server and client: the context, the worker, the listener (server side) and
+ * the endpoint, with the waiting and error reporting every sample shares. A run that fails becomes a
+ * {@link SampleException} with one clear line.
+ */
+final class Session implements AutoCloseable {
+
+    final String sample;
+    final SampleOptions options;
+    final UcpContext context;
+    final UcpWorker worker;
+    final UcpListener listener;
+    final UcpEndpoint endpoint;
+    private volatile UcxException peerFailure;
+
+    private Session(String sample, SampleOptions options, UcpContext context, UcpWorker worker,
+                    UcpListener listener, UcpEndpoint endpoint) {
+        this.sample = sample;
+        this.options = options;
+        this.context = context;
+        this.worker = worker;
+        this.listener = listener;
+        this.endpoint = endpoint;
+    }
+
+    /**
+     * Opens the session: as server, listens and accepts one client; as client, connects.
+     *
+     * @param sample   the sample's name, for messages
+     * @param options  parsed options
+     * @param features the UCP features the sample uses
+     * @return the connected session
+     */
+    static Session open(String sample, SampleOptions options, UcpContext.Feature... features) {
+        List<UcpContext.Feature> all = new ArrayList<>(List.of(features));
+        if (options.wakeup()) {
+            all.add(UcpContext.Feature.WAKEUP);
+        }
+        UcpContext.Builder builder = UcpContext.builder().features(all.toArray(UcpContext.Feature[]::new))
+                .name("ucx-ffm " + sample);
+        if (options.transport() != null) {
+            // Client-server connections are set up over TCP sockets by UCX's connection manager, whatever the data
+            // transports: tcp stays in the list.
+            String tls = options.transport();
+            builder.config("TLS", tls.matches(".*\\btcp\\b.*") ? tls : tls + ",tcp");
+        }
+        UcpContext context;
+        try {
+            context = builder.build();
+        } catch (IllegalArgumentException | UcxException e) {
+            throw SampleException.usage("UCX refuses --transport " + options.transport() + ": " + e.getMessage());
+        }
+        UcpWorker worker = null;
+        UcpListener listener = null;
+        try {
+            worker = context.newWorker();
+            boolean peerErrors = !options.sharedMemory();
+            Session[] self = new Session[1];
+            UcpEndpoint endpoint;
+            if (options.server()) {
+                try {
+                    listener = worker.listen(new InetSocketAddress(options.host(), options.port()));
+                } catch (UcxException e) {
+                    throw SampleException.failed(e.status() == UcsStatus.ERR_BUSY
+                            ? "port " + options.port() + " is in use" : "cannot listen on port " + options.port()
+                            + ": " + e.getMessage());
+                }
+                System.out.println(sample + ": listening on " + listener.address().getHostString() + ":"
+                        + listener.address().getPort());
+                System.out.flush();
+                UcpListener l = listener;
+                UcpConnectionRequest[] request = new UcpConnectionRequest[1];
+                UcpWorker w = worker;
+                try {
+                    w.awaitCondition(() -> (request[0] = l.poll()) != null,
+                            Duration.ofMillis(SampleConfig.ACCEPT_TIMEOUT_MILLIS), idle(options));
+                } catch (UcxTimeoutException e) {
+                    throw SampleException.failed("no client connected within "
+                            + SampleConfig.ACCEPT_TIMEOUT_MILLIS / 1000 + " s");
+                }
+                endpoint = request[0].accept(e -> self[0].peerFailure = e, peerErrors);
+                System.out.println(sample + ": client " + request[0].clientAddress() + " connected");
+            } else {
+                endpoint = worker.connect(UcpEndpoint.Params.socket(options.serverAddress())
+                        .peerErrorHandling(peerErrors).onError(e -> self[0].peerFailure = e));
+            }
+            Session s = new Session(sample, options, context, worker, listener, endpoint);
+            self[0] = s;
+            return s;
+        } catch (RuntimeException e) {
+            context.close();
+            throw e;
+        }
+    }
+
+    private static UcpWorker.Idle idle(SampleOptions options) {
+        return options.wakeup() ? UcpWorker.Idle.BLOCK : UcpWorker.Idle.SPIN;
+    }
+
+    /** How this session waits: spinning, or blocking on the event fd with {@code --wakeup}. */
+    UcpWorker.Idle idle() {
+        return idle(options);
+    }
+
+    /** The peer's name in messages. */
+    String peer() {
+        return options.server() ? "client" : "server " + options.host() + ":" + options.port();
+    }
+
+    /**
+     * Progresses until the request completes.
+     *
+     * @param request a token
+     * @param what    what the program is doing, for the message if it fails
+     */
+    void await(long request, String what) {
+        try {
+            worker.await(request, Duration.ofMillis(SampleConfig.STEP_TIMEOUT_MILLIS), idle());
+        } catch (UcxTimeoutException e) {
+            throw SampleException.failed("no answer from the " + peer() + " within "
+                    + SampleConfig.STEP_TIMEOUT_MILLIS / 1000 + " s while " + what);
+        } catch (UcxException e) {
+            throw lost(what, e);
+        }
+    }
+
+    /**
+     * Progresses until {@code condition} holds.
+     *
+     * @param condition checked after each progress
+     * @param what      what the program is doing, for the message if it fails
+     */
+    void awaitCondition(BooleanSupplier condition, String what) {
+        try {
+            worker.awaitCondition(() -> {
+                UcxException f = peerFailure;
+                if (f != null) {
+                    throw lost(what, f);
+                }
+                return condition.getAsBoolean();
+            }, Duration.ofMillis(SampleConfig.STEP_TIMEOUT_MILLIS), idle());
+        } catch (UcxTimeoutException e) {
+            throw SampleException.failed("no answer from the " + peer() + " within "
+                    + SampleConfig.STEP_TIMEOUT_MILLIS / 1000 + " s while " + what);
+        } catch (UcxException e) {
+            throw lost(what, e);
+        }
+    }
+
+    private SampleException lost(String what, UcxException e) {
+        UcxException f = peerFailure != null ? peerFailure : e;
+        String reason = switch (f.status()) {
+            case ERR_UNREACHABLE, ERR_REJECTED, ERR_NOT_CONNECTED ->
+                    options.server() ? "the client went away" : "cannot reach " + peer();
+            case ERR_CONNECTION_RESET, ERR_ENDPOINT_TIMEOUT -> "the " + peer() + " went away";
+            default -> "UCX failed";
+        };
+        return SampleException.failed(reason + " while " + what + " (" + f.getMessage() + ")");
+    }
+
+    /** The transports the endpoint uses, for reports. */
+    String transports() {
+        String t = String.join(",", endpoint.transports());
+        return t.isEmpty() ? "unknown" : t;
+    }
+
+    @Override
+    public void close() {
+        try {
+            endpoint.closeTimeout(Duration.ofSeconds(2));
+            endpoint.close();
+        } catch (RuntimeException ignored) {
+            // the peer may be gone: the context close below releases everything anyway
+        }
+        context.close();
+    }
+}
