@@ -1,0 +1,66 @@
+package io.github.ucxffm.samples;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * {@code ./ucx-ffm demo}, the README's first command, run as a user runs it (against the jar this build packaged):
+ * it prints the table and leaves no process behind.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class DemoIT {
+
+    private static final Pattern ROW = Pattern.compile(
+            "^(\\S+)\\s+8 B\\s+([0-9.]+)\\s+([0-9.]+)\\s+(\\d+)$", Pattern.MULTILINE);
+
+    static Path repoRoot() {
+        Path p = Path.of(System.getProperty("ucxffm.repo.root", "")).toAbsolutePath();
+        while (p.getParent() != null && !Files.isRegularFile(p.resolve("ucx-ffm"))) {
+            p = p.getParent();
+        }
+        return p;
+    }
+
+    @Test
+    void shouldRunTheDemoAndPrintTheLatencyTable() throws Exception {
+        Path root = repoRoot();
+        ProcessBuilder pb = new ProcessBuilder("bash", root.resolve("ucx-ffm").toString(), "demo")
+                .directory(root.toFile()).redirectErrorStream(true);
+        pb.environment().put("UCXFFM_SKIP_BUILD", "1");
+        pb.environment().put("DEMO_ITERATIONS", "5000");
+        pb.environment().put("DEMO_WARMUP", "500");
+        Process demo = pb.start();
+        String out = new String(demo.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(demo.waitFor(150, TimeUnit.SECONDS), out);
+        assertEquals(0, demo.exitValue(), out);
+        assertTrue(out.contains("p50 one-way us"), out);
+        Matcher m = ROW.matcher(out);
+        int rows = 0;
+        boolean sawShm = false;
+        boolean sawTcp = false;
+        while (m.find()) {
+            rows++;
+            sawShm |= m.group(1).matches(".*(posix|sysv|cma).*");
+            sawTcp |= m.group(1).equals("tcp");
+            assertTrue(Double.parseDouble(m.group(2)) > 0, m.group());
+            assertTrue(Long.parseLong(m.group(4)) > 0, m.group());
+        }
+        assertEquals(2, rows, out);
+        assertTrue(sawShm && sawTcp, out);
+        // Nothing the demo started survives it.
+        long survivors = ProcessHandle.allProcesses()
+                .filter(h -> h.info().commandLine().orElse("").contains("ucx-ffm-samples.jar tag-pingpong"))
+                .count();
+        assertEquals(0, survivors, "demo processes left running");
+    }
+}
