@@ -106,7 +106,9 @@ public final class UcpContext extends UcxHandle {
         }
 
         /**
-         * Overrides a UCX configuration option for this context only, as the environment variable would.
+         * Overrides a UCX configuration option for this context only, as the environment variable would. A value UCX
+         * cannot parse is refused when the context is built; a name UCX does not know is kept by UCX 1.13 without
+         * complaint (as it keeps unknown {@code UCX_*} environment variables), so check the spelling.
          *
          * @param key   the option, with or without the {@code UCX_} prefix ({@code "TLS"}, {@code "UCX_TLS"})
          * @param value its value ({@code "shm,self"})
