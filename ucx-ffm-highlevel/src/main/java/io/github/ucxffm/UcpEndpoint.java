@@ -59,17 +59,31 @@ public final class UcpEndpoint extends UcxHandle {
         }
 
         /**
-         * Connect to a worker by its address.
+         * Connect to a worker by its address, checked here ({@link UcpWorkerAddress#FORMAT}): bytes that are
+         * truncated, extended, corrupt or not a ucx-ffm worker address are refused before UCX sees them.
          *
          * @param address bytes from the peer's {@link UcpWorker#address()}
          * @return the parameters
+         * @throws IllegalArgumentException if {@code address} is not a well-formed ucx-ffm worker address; the
+         *                                  message says what is wrong
          */
         public static Params worker(byte[] address) {
-            Objects.requireNonNull(address, "address");
-            if (address.length == 0) {
-                throw new IllegalArgumentException("empty worker address");
-            }
-            return new Params(address.clone(), null, null);
+            return new Params(UcpWorkerAddress.ucxAddress(address), null, null);
+        }
+
+        /**
+         * Connect to a worker by UCX's own address bytes ({@code ucp_worker_get_address}, or
+         * {@link UcpWorker#rawAddress()}), for interoperability with peers that use UCX but not ucx-ffm. Only the
+         * length is checked: UCX's parser trusts the sizes written inside the bytes, and malformed ones can crash
+         * the process. Pass only bytes from a trusted peer, received over a trusted channel; between ucx-ffm peers
+         * use {@link #worker(byte[])}.
+         *
+         * @param ucxAddress UCX's worker address bytes, 1 to {@link UcpWorkerAddress#MAX_UCX_ADDRESS} of them
+         * @return the parameters
+         * @throws IllegalArgumentException if {@code ucxAddress} is null, empty or too long
+         */
+        public static Params rawWorker(byte[] ucxAddress) {
+            return new Params(UcpWorkerAddress.checkRaw(ucxAddress), null, null);
         }
 
         /**

@@ -88,13 +88,19 @@ public final class UcpRemoteKey extends UcxHandle {
         if ((int) crc.getValue() != b.getInt(28)) {
             throw new IllegalArgumentException("remote key rejected: checksum mismatch (corrupt)");
         }
-        if (size <= 0 || address + size < address && address + size != 0) {
-            throw new IllegalArgumentException("remote key rejected: bad region [" + Long.toHexString(address)
-                    + ", +" + size + ")");
-        }
+        checkRegion(address, size);
         byte[] key = new byte[n];
         System.arraycopy(packed, HEADER, key, 0, n);
         return unpackRaw(endpoint, key, address, size);
+    }
+
+    /** Refuses an empty region, or one that wraps past the end of the (unsigned) address space. */
+    private static void checkRegion(long address, long size) {
+        long end = address + size;
+        if (size <= 0 || Long.compareUnsigned(end, address) < 0 && end != 0) {
+            throw new IllegalArgumentException("remote key rejected: bad region [0x" + Long.toHexString(address)
+                    + ", +" + size + ")");
+        }
     }
 
     /** Unpacks UCX's own key bytes, with only length checks: for peers that do not use ucx-ffm's format. */
@@ -103,9 +109,7 @@ public final class UcpRemoteKey extends UcxHandle {
             throw new IllegalArgumentException("remote key rejected: " + (key == null ? "null" : key.length
                     + " bytes"));
         }
-        if (size <= 0) {
-            throw new IllegalArgumentException("remote key rejected: region length " + size);
-        }
+        checkRegion(address, size);
         MemorySegment ep = endpoint.handle();
         try (Arena call = Arena.ofConfined()) {
             MemorySegment rkeyP = call.allocate(ADDRESS);

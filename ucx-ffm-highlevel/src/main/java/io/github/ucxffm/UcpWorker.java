@@ -373,7 +373,11 @@ public final class UcpWorker extends UcxHandle {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (!poll(request)) {
             idle(idle, deadline);
-            if (System.nanoTime() - deadline > 0 && !poll(request)) {
+            if (System.nanoTime() - deadline > 0) {
+                // Polled once more, and only once: a poll that reports completion has released the token.
+                if (poll(request)) {
+                    return;
+                }
                 throw new UcxTimeoutException("await", UCS_ERR_TIMED_OUT());
             }
         }
@@ -401,7 +405,11 @@ public final class UcpWorker extends UcxHandle {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (!condition.getAsBoolean()) {
             idle(idle, deadline);
-            if (System.nanoTime() - deadline > 0 && !condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                // Asked once more, and only once: a condition may consume what it found (a polled request).
+                if (condition.getAsBoolean()) {
+                    return;
+                }
                 throw new UcxTimeoutException("awaitCondition", UCS_ERR_TIMED_OUT());
             }
         }
@@ -789,12 +797,25 @@ public final class UcpWorker extends UcxHandle {
     // ---- worker-wide operations ------------------------------------------------------------------------------------
 
     /**
-     * This worker's address ({@code ucp_worker_query} with {@code UCP_WORKER_ATTR_FIELD_ADDRESS}): give it to a peer,
-     * which connects with {@link #connect(byte[])}.
+     * This worker's address in ucx-ffm's {@link UcpWorkerAddress#FORMAT checked format}: UCX's address
+     * ({@code ucp_worker_query} with {@code UCP_WORKER_ATTR_FIELD_ADDRESS}) behind a header with a length and a
+     * checksum. Give it to a peer, which connects with {@link #connect(byte[])}; anyone who has it can connect to
+     * this worker, so hand it only to peers you trust.
      *
-     * @return a copy of the address bytes
+     * @return the framed address, a new array
      */
     public byte[] address() {
+        return UcpWorkerAddress.frame(rawAddress());
+    }
+
+    /**
+     * This worker's address as UCX makes it ({@code ucp_worker_query} with {@code UCP_WORKER_ATTR_FIELD_ADDRESS}),
+     * without ucx-ffm's header: for peers that use UCX but not ucx-ffm, which pass it to {@code ucp_ep_create}
+     * themselves. Between ucx-ffm peers use {@link #address()}, which the receiving side can check.
+     *
+     * @return a copy of UCX's address bytes
+     */
+    public byte[] rawAddress() {
         MemorySegment h = handle();
         try (Arena call = Arena.ofConfined()) {
             MemorySegment attr = ucp_worker_attr.allocate(call);
@@ -1235,10 +1256,14 @@ public final class UcpWorker extends UcxHandle {
 
     /**
      * Connects to a worker whose address the application received ({@code ucp_ep_create} with
-     * {@code UCP_EP_PARAM_FIELD_REMOTE_ADDRESS}), with peer error handling.
+     * {@code UCP_EP_PARAM_FIELD_REMOTE_ADDRESS}), with peer error handling. The address is checked first
+     * ({@link UcpWorkerAddress#FORMAT}): bytes that are truncated, corrupt or not a ucx-ffm worker address throw
+     * before UCX sees them. For UCX's own address bytes from a non-ucx-ffm peer, use
+     * {@link UcpEndpoint.Params#rawWorker(byte[])}.
      *
      * @param workerAddress the peer's {@link #address()}
      * @return the endpoint, owned by this worker
+     * @throws IllegalArgumentException if {@code workerAddress} is not a well-formed ucx-ffm worker address
      */
     public UcpEndpoint connect(byte[] workerAddress) {
         return connect(UcpEndpoint.Params.worker(workerAddress));
@@ -1302,6 +1327,14 @@ public final class UcpWorker extends UcxHandle {
     @Override
     void beforeClose() {
         check();
+        // Receives still posted would otherwise be matched while the endpoints close (closing progresses the
+        // worker) and written into buffers the application may be about to free: cancel them first.
+        for (long request : inFlight.keys()) {
+            Pending p = inFlight.get(request);
+            if (p != null && (p.kind == Pending.TAG_RECV || p.kind == Pending.STREAM_RECV)) {
+                ucp_request_cancel(handle, MemorySegment.ofAddress(request));
+            }
+        }
     }
 
     @Override

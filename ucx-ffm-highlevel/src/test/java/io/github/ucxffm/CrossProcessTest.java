@@ -64,10 +64,10 @@ class CrossProcessTest {
     @ParameterizedTest
     @ValueSource(strings = {"tcp", "posix,sysv,cma,self"})
     void shouldEchoTagMessagesAcrossProcesses(String tls) throws Exception {
-        try (PeerProcess peer = PeerProcess.start("tag-echo", tls);
+        try (Arena arena = Arena.ofConfined();
+             PeerProcess peer = PeerProcess.start("tag-echo", tls);
              UcpContext context = context(tls);
-             UcpWorker worker = context.newWorker();
-             Arena arena = Arena.ofConfined()) {
+             UcpWorker worker = context.newWorker()) {
             int port = Integer.parseInt(peer.expect("LISTENING", 30));
             UcpEndpoint ep = connect(worker, port, tls);
             for (int size : new int[] {1, 8, 4096, 65536, 1 << 20, 4 << 20}) {
@@ -92,10 +92,10 @@ class CrossProcessTest {
     @ParameterizedTest
     @ValueSource(strings = {"tcp", "posix,sysv,cma,self"})
     void shouldEchoStreamBytesAcrossProcesses(String tls) throws Exception {
-        try (PeerProcess peer = PeerProcess.start("stream-echo", tls);
+        try (Arena arena = Arena.ofConfined();
+             PeerProcess peer = PeerProcess.start("stream-echo", tls);
              UcpContext context = context(tls);
-             UcpWorker worker = context.newWorker();
-             Arena arena = Arena.ofConfined()) {
+             UcpWorker worker = context.newWorker()) {
             int port = Integer.parseInt(peer.expect("LISTENING", 30));
             UcpEndpoint ep = connect(worker, port, tls);
             int size = 3 << 20;

@@ -42,6 +42,17 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  *   of the whole region as 8 bytes, tag {@code CRC | REPLY}), {@link #FILL} (payload offset, length, seed as 3
  *   longs: fills that range with the pattern of that seed, answers 8 zero bytes, tag {@code FILL | REPLY}) and
  *   {@link #BYE}. Ends on BYE or when the client's endpoint fails (tcp).</li>
+ *   <li>{@code address-echo TLS DRIVER}: no listener; connects to the worker address {@code DRIVER} (hex of the
+ *   test's {@code UcpWorker.address()}, checked format; peer error handling on tcp only), sends its own
+ *   {@code address()} as a tag message {@link #HELLO}, then echoes tag messages as {@code tag-echo} does.</li>
+ *   <li>{@code stall TLS}: registers {@link #STALL_REGION} bytes, sends their packed key as tag {@link #KEY},
+ *   answers one tag message {@link #GO} with tag {@code GO | REPLY}, prints {@code STALLED} and then sleeps without
+ *   ever progressing again: the client's operations stay pending until it kills this process.</li>
+ *   <li>{@code rndv-send TLS SIZE}: on a tag message {@link #GO}, prints {@code SENDING} and sends {@code SIZE} bytes
+ *   of {@link #pattern(long, int) pattern}({@code i}, {@link #SEED}) as tag {@link #DATA}.</li>
+ *   <li>{@code rndv-recv TLS SIZE}: posts a receive of {@code SIZE} bytes for tag {@link #DATA}, answers a tag
+ *   message {@link #GO} with {@code GO | REPLY}, and SIGKILLs itself as soon as the byte at {@code SIZE / 8} has
+ *   arrived: it dies in the middle of the transfer, at a precise point.</li>
  * </ul>
  * {@code TLS} is passed to UCX as {@code UCX_TLS} (e.g. {@code tcp}, {@code posix,sysv,cma,self}). Every role stops
  * by itself after 60 s.
@@ -63,6 +74,14 @@ public final class PeerMain {
     public static final long CRC = 0x4352_4300L;
     /** Tag of a request to fill a range of the {@code rma} region with a pattern. */
     public static final long FILL = 0x4649_4C00L;
+    /** Tag of the {@code address-echo} role's first message: its own worker address. */
+    public static final long HELLO = 0x4845_4C00L;
+    /** Tag of the message that starts the {@code stall}, {@code rndv-send} and {@code rndv-recv} roles. */
+    public static final long GO = 0x474F_0000L;
+    /** Tag of the large message of the {@code rndv-send} and {@code rndv-recv} roles. */
+    public static final long DATA = 0x4441_5400L;
+    /** Size of the {@code stall} role's region. */
+    public static final long STALL_REGION = 1L << 20;
     /** Seed of the pattern the {@code rma} region starts with. */
     public static final int SEED = 0x5A;
     /** Size of the {@code rma} region in modes {@code register} and {@code allocate}. */
@@ -92,6 +111,11 @@ public final class PeerMain {
                 .config("TLS", tls.contains("tcp") ? tls : tls + ",tcp").build();
              UcpWorker worker = context.newWorker();
              Arena arena = Arena.ofConfined()) {
+            if (role.equals("address-echo")) {
+                addressEcho(worker, arena, HexFormat.of().parseHex(args[2]), !tls.equals("tcp"), deadline);
+                System.out.println("DONE");
+                return;
+            }
             UcpListener listener = worker.listen(new InetSocketAddress("127.0.0.1", 0));
             System.out.println("LISTENING " + listener.address().getPort());
             UcpConnectionRequest request;
@@ -109,6 +133,9 @@ public final class PeerMain {
                     case "stream-echo" -> streamEcho(worker, ep, arena, deadline);
                     case "am-echo" -> amEcho(worker, ep, arena, deadline);
                     case "rma" -> rma(context, worker, ep, arena, args.length > 2 ? args[2] : "register", deadline);
+                    case "stall" -> stall(context, worker, ep, arena, deadline);
+                    case "rndv-send" -> rndvSend(worker, ep, arena, Long.parseLong(args[2]), deadline);
+                    case "rndv-recv" -> rndvReceive(worker, ep, arena, Long.parseLong(args[2]), deadline);
                     default -> throw new IllegalArgumentException("unknown role " + role);
                 }
             } catch (ClientGone e) {
@@ -180,8 +207,15 @@ public final class PeerMain {
         return (byte) (i * 31 + seed + (i >>> 11) * 7);
     }
 
-    /** Fills {@code [offset, offset + length)} of {@code region} with the pattern of {@code seed}. */
-    static void fill(MemorySegment region, long offset, long length, int seed) {
+    /**
+     * Fills {@code [offset, offset + length)} of {@code region} with the pattern of {@code seed}.
+     *
+     * @param region the segment to fill
+     * @param offset first byte
+     * @param length bytes to fill
+     * @param seed   the pattern's seed
+     */
+    public static void fill(MemorySegment region, long offset, long length, int seed) {
         for (long i = offset; i < offset + length; i++) {
             region.set(JAVA_BYTE, i, pattern(i, seed));
         }
@@ -325,6 +359,72 @@ public final class PeerMain {
                 throw new IllegalStateException("unknown request tag 0x" + Long.toHexString(tag));
             }
             await(worker, ep, ep.sendTag(answer, 0, 8, tag | REPLY), deadline);
+        }
+    }
+
+    private static void addressEcho(UcpWorker worker, Arena arena, byte[] driver, boolean shm, long deadline) {
+        // checked address format; shared memory needs UCP_ERR_HANDLING_MODE_NONE on UCX 1.13
+        UcpEndpoint ep = worker.connect(UcpEndpoint.Params.worker(driver).peerErrorHandling(!shm));
+        byte[] mine = worker.address();
+        MemorySegment hello = arena.allocate(mine.length);
+        hello.copyFrom(MemorySegment.ofArray(mine));
+        await(worker, ep, ep.sendTag(hello, 0, mine.length, HELLO), deadline);
+        System.out.println("HELLO " + mine.length + " bytes");
+        tagEcho(worker, ep, arena, deadline);
+    }
+
+    /** Receives the tag message {@link #GO} and answers it, so that both directions are wired up. */
+    private static void go(UcpWorker worker, UcpEndpoint ep, Arena arena, long deadline) {
+        MemorySegment go = arena.allocate(64, 8);
+        await(worker, ep, worker.receiveTag(go, 0, go.byteSize(), GO, -1L), deadline);
+        await(worker, ep, ep.sendTag(go, 0, 8, GO | REPLY), deadline);
+    }
+
+    private static void stall(UcpContext context, UcpWorker worker, UcpEndpoint ep, Arena arena, long deadline)
+            throws InterruptedException {
+        UcpMemory memory = context.register(arena.allocate(STALL_REGION, 4096));
+        fill(memory.segment(), 0, STALL_REGION, SEED);
+        byte[] key = memory.packRemoteKey();
+        MemorySegment keyBuffer = arena.allocate(key.length);
+        keyBuffer.copyFrom(MemorySegment.ofArray(key));
+        await(worker, ep, ep.sendTag(keyBuffer, 0, key.length, KEY), deadline);
+        go(worker, ep, arena, deadline);
+        System.out.println("STALLED");
+        while (true) {
+            Thread.sleep(20); // never progresses again: what the client started stays pending until it kills us
+            checkDeadline(deadline);
+        }
+    }
+
+    private static void rndvSend(UcpWorker worker, UcpEndpoint ep, Arena arena, long size, long deadline) {
+        MemorySegment data = arena.allocate(size, 4096);
+        fill(data, 0, size, SEED);
+        MemorySegment go = arena.allocate(64, 8);
+        await(worker, ep, worker.receiveTag(go, 0, go.byteSize(), GO, -1L), deadline);
+        System.out.println("SENDING " + size);
+        await(worker, ep, ep.sendTag(data, 0, size, DATA), deadline);
+        System.out.println("SENT");
+    }
+
+    private static void rndvReceive(UcpWorker worker, UcpEndpoint ep, Arena arena, long size, long deadline) {
+        MemorySegment data = arena.allocate(size, 4096);
+        long watch = size / 8;
+        byte expected = pattern(watch, SEED);
+        data.set(JAVA_BYTE, watch, (byte) ~expected);
+        long receive = worker.receiveTag(data, 0, size, DATA, -1L);
+        go(worker, ep, arena, deadline);
+        System.out.println("RECEIVING " + size);
+        while (true) {
+            worker.progress();
+            if (data.get(JAVA_BYTE, watch) == expected) {
+                // dies here, mid-transfer, as a crash would: no close, no goodbye
+                PeerProcess.signal(ProcessHandle.current().pid(), PeerProcess.SIGKILL);
+            }
+            if (worker.poll(receive)) {
+                System.out.println("RECEIVED"); // only if the byte watched never changed: a test failure
+                return;
+            }
+            checkDeadline(deadline);
         }
     }
 

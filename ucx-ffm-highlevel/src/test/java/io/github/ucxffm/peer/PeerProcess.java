@@ -4,14 +4,21 @@ import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
 import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 /**
  * A peer JVM started by a test: runs {@link PeerMain} with a role, reports lines on its standard output, and is
@@ -52,11 +59,26 @@ public final class PeerProcess implements AutoCloseable {
      * @throws IOException if the JVM cannot start
      */
     public static PeerProcess start(String role, String... args) throws IOException {
+        return start(Map.of(), role, args);
+    }
+
+    /**
+     * Starts {@code PeerMain role args...} in a new JVM with this test's class path and extra environment variables
+     * (such as {@code UCX_RNDV_THRESH}, which UCX reads when the peer creates its context).
+     *
+     * @param environment variables to add to this process's environment
+     * @param role        the peer's role
+     * @param args        the role's arguments
+     * @return the running peer
+     * @throws IOException if the JVM cannot start
+     */
+    public static PeerProcess start(Map<String, String> environment, String role, String... args) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         List<String> command = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED",
                 "-XX:+UseSerialGC", "-Xmx256m", "-cp", classpath(), PeerMain.class.getName(), role));
         command.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
+        pb.environment().putAll(environment);
         return new PeerProcess(pb.start());
     }
 
@@ -139,8 +161,92 @@ public final class PeerProcess implements AutoCloseable {
         process.destroyForcibly();
     }
 
+    /**
+     * Freezes the peer (SIGSTOP): it stays alive, its sockets open and its kernel acknowledging TCP, but it runs no
+     * code. {@link #close()} resumes and kills it, so a test that stops a peer leaves nothing stopped behind.
+     */
+    public void stop() {
+        signal(process.pid(), SIGSTOP);
+        // kill() only starts the group stop: one thread is woken to stop the others, and until they have, the
+        // peer's progress thread still runs and may answer a message sent right after. Wait for every thread.
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (!allThreadsStopped()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("peer " + process.pid() + " did not stop within 5 s");
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    /** Whether every thread of the peer is in state T (stopped), per {@code /proc/PID/task/TID/stat}. */
+    private boolean allThreadsStopped() {
+        try (Stream<Path> tasks = Files.list(Path.of("/proc", Long.toString(process.pid()), "task"))) {
+            for (Path task : (Iterable<Path>) tasks::iterator) {
+                String stat;
+                try {
+                    stat = Files.readString(task.resolve("stat"));
+                } catch (IOException gone) {
+                    continue; // a thread that exited meanwhile
+                }
+                char state = stat.charAt(stat.lastIndexOf(')') + 2);
+                if (state != 'T' && state != 't' && state != 'Z' && state != 'X') {
+                    return false;
+                }
+            }
+            return true;
+        } catch (IOException e) {
+            return !process.isAlive();
+        }
+    }
+
+    /** Resumes a peer frozen with {@link #stop()} (SIGCONT). */
+    public void resume() {
+        signal(process.pid(), SIGCONT);
+    }
+
+    /**
+     * Whether the peer process is still running (a stopped peer is).
+     *
+     * @return {@code true} until it exited or was killed
+     */
+    public boolean isAlive() {
+        return process.isAlive();
+    }
+
+    /** Linux x86-64 and aarch64 signal numbers. */
+    public static final int SIGKILL = 9;
+    /** Continue a stopped process. */
+    public static final int SIGCONT = 18;
+    /** Stop a process; it cannot be caught or ignored. */
+    public static final int SIGSTOP = 19;
+
+    private static final MethodHandle KILL = Linker.nativeLinker().downcallHandle(
+            Linker.nativeLinker().defaultLookup().find("kill").orElseThrow(),
+            FunctionDescriptor.of(ValueLayout.JAVA_INT, ValueLayout.JAVA_INT, ValueLayout.JAVA_INT));
+
+    /**
+     * Sends a signal to a process ({@code kill(2)}); a peer uses it on itself to die at a precise point.
+     *
+     * @param pid    the process
+     * @param signal the signal number
+     */
+    public static void signal(long pid, int signal) {
+        int result;
+        try {
+            result = (int) KILL.invokeExact((int) pid, signal);
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        if (result != 0 && signal != SIGCONT) {
+            throw new IllegalStateException("kill(" + pid + ", " + signal + ") failed");
+        }
+    }
+
     @Override
     public void close() {
+        if (process.isAlive()) {
+            signal(process.pid(), SIGCONT); // a stopped process dies of SIGKILL too, but leave nothing frozen anyway
+        }
         process.descendants().forEach(ProcessHandle::destroyForcibly);
         process.destroyForcibly();
         try {
