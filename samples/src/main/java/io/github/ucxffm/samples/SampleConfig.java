@@ -19,6 +19,12 @@ public final class SampleConfig {
     public static final long STEP_TIMEOUT_MILLIS = 10_000;
     /** How long a server waits for a client. */
     public static final long ACCEPT_TIMEOUT_MILLIS = 120_000;
+    /** Message size of the bandwidth sample: large enough that the transport, not the per-message cost, limits. */
+    public static final long BANDWIDTH_SIZE = 1 << 20;
+    /** Measured messages of the bandwidth sample (2 GiB at the default size). */
+    public static final long BANDWIDTH_ITERATIONS = 2_000;
+    /** Warm-up messages of the bandwidth sample. */
+    public static final long BANDWIDTH_WARMUP = 200;
 
     private SampleConfig() {
     }

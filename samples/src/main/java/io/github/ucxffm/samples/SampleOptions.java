@@ -44,6 +44,20 @@ public record SampleOptions(boolean server, String host, int port, long size, lo
      * @throws SampleException with status {@link SampleException#USAGE} for anything wrong
      */
     public static SampleOptions parse(String... args) {
+        return parse(SampleConfig.DEFAULT_SIZE, SampleConfig.DEFAULT_ITERATIONS, SampleConfig.DEFAULT_WARMUP, args);
+    }
+
+    /**
+     * Parses the arguments of a sample whose size, iteration and warm-up defaults differ from the shared ones.
+     *
+     * @param defaultSize       {@code --size} when not given
+     * @param defaultIterations {@code --iterations} when not given
+     * @param defaultWarmup     {@code --warmup} when not given
+     * @param args              the command line after the sample's name
+     * @return the options
+     * @throws SampleException with status {@link SampleException#USAGE} for anything wrong
+     */
+    public static SampleOptions parse(long defaultSize, long defaultIterations, long defaultWarmup, String... args) {
         Map<String, String> values = new LinkedHashMap<>();
         boolean server = false;
         boolean wakeup = false;
@@ -77,9 +91,9 @@ public record SampleOptions(boolean server, String host, int port, long size, lo
                 throw SampleException.usage("--client needs a host");
             }
         }
-        long size = number(values, "--size", SampleConfig.DEFAULT_SIZE, 0, 1L << 31);
-        long iterations = number(values, "--iterations", SampleConfig.DEFAULT_ITERATIONS, 1, Long.MAX_VALUE);
-        long warmup = number(values, "--warmup", SampleConfig.DEFAULT_WARMUP, 0, Long.MAX_VALUE);
+        long size = number(values, "--size", defaultSize, 0, 1L << 31);
+        long iterations = number(values, "--iterations", defaultIterations, 1, Long.MAX_VALUE);
+        long warmup = number(values, "--warmup", defaultWarmup, 0, Long.MAX_VALUE);
         int window = (int) number(values, "--window", SampleConfig.DEFAULT_WINDOW, 1, 4096);
         String transport = values.get("--transport");
         if (transport != null && !transport.matches("[A-Za-z0-9_,:^.-]+")) {

@@ -61,6 +61,13 @@ public final class Samples {
             System.out.flush();
             System.err.println(args[0] + ": " + e.getMessage());
             System.exit(e.status());
+        } catch (io.github.ucxffm.UcxException e) {
+            // A failure outside the samples' own waiting (an operation refused at once on a failed endpoint): still
+            // one line, no stack trace.
+            System.out.flush();
+            System.err.println(args[0] + ": " + (e instanceof io.github.ucxffm.UcxPeerFailureException
+                    ? "the peer went away (" + e.getMessage() + ")" : e.getMessage()));
+            System.exit(SampleException.FAILED);
         }
         System.exit(0);
     }

@@ -164,7 +164,8 @@ final class Session implements AutoCloseable {
         }
     }
 
-    private SampleException lost(String what, UcxException e) {
+    /** The one-line failure for a UCX error while {@code what}: names a peer that went away when that is the cause. */
+    SampleException lost(String what, UcxException e) {
         UcxException f = peerFailure != null ? peerFailure : e;
         String reason = switch (f.status()) {
             case ERR_UNREACHABLE, ERR_REJECTED, ERR_NOT_CONNECTED ->
@@ -183,6 +184,18 @@ final class Session implements AutoCloseable {
 
     @Override
     public void close() {
+        if (options.server()) {
+            // The server's last message may still be on its way: leave the client time to take it and disconnect
+            // first, so that it never sees the server vanish before the goodbye arrived.
+            long deadline = System.nanoTime() + Duration.ofSeconds(1).toNanos();
+            try {
+                while (peerFailure == null && !endpoint.isFailed() && System.nanoTime() - deadline < 0) {
+                    worker.progress();
+                }
+            } catch (RuntimeException ignored) {
+                // only lingering: whatever failed here, the close below still runs
+            }
+        }
         try {
             endpoint.closeTimeout(Duration.ofSeconds(2));
             endpoint.close();
