@@ -208,8 +208,8 @@ public final class BlockStore {
 
     static void run(String[] args) {
         Options options = parse(args);
-        try (Session s = Session.open(NAME, options.sample(), UcpContext.Feature.AM, UcpContext.Feature.RMA);
-             Arena arena = Arena.ofConfined()) {
+        try (Arena arena = Arena.ofConfined(); // freed last: after the worker, which may still write into it
+             Session s = Session.open(NAME, options.sample(), UcpContext.Feature.AM, UcpContext.Feature.RMA)) {
             try {
                 if (options.sample().server()) {
                     new Server(s, arena, options.blocks()).serve();
@@ -217,23 +217,8 @@ public final class BlockStore {
                     new Client(s, arena).run();
                 }
             } catch (UcxException e) {
-                throw failure(s, e);
+                throw s.failure(e);
             }
-        }
-    }
-
-    /** An endpoint that failed between two waits surfaces as a UCX exception from the next call: one line too. */
-    private static SampleException failure(Session s, UcxException e) {
-        return SampleException.failed(UcxException.isPeerFailure(e.code()) ? "the " + s.peer() + " went away ("
-                + e.getMessage() + ")" : "UCX failed: " + e.getMessage());
-    }
-
-    private static UcpMemory allocate(Session s, long bytes, String what) {
-        try {
-            return s.context.allocate(bytes);
-        } catch (UcxException | IllegalArgumentException e) {
-            throw SampleException.failed("cannot allocate " + bytes + " bytes of registered memory for " + what
-                    + ": " + e.getMessage());
         }
     }
 
@@ -316,7 +301,7 @@ public final class BlockStore {
             w.setAmHandler(AM_READ, m -> onRequest(m, EVENT_READ));
             w.setAmHandler(AM_WRITE, m -> onRequest(m, EVENT_WRITE));
             w.setAmHandler(AM_BYE, m -> enqueue(EVENT_BYE, 0, 0, 0, null));
-            try (UcpMemory v = allocate(s, blocks * blockSize, "the volume")) {
+            try (UcpMemory v = s.allocate(blocks * blockSize, "the volume")) {
                 volume = v;
                 v.segment().fill((byte) 0);
                 System.out.printf(Locale.ROOT, "%s: volume of %d blocks of %d bytes%n", NAME, blocks, blockSize);
@@ -594,7 +579,7 @@ public final class BlockStore {
             w.setAmHandler(AM_READY, this::onReady);
             w.setAmHandler(AM_DONE, this::onDone);
             w.setAmHandler(AM_BYE, m -> byeReceived = true);
-            try (UcpMemory buffer = allocate(s, window * blockSize, "the client's buffer")) {
+            try (UcpMemory buffer = s.allocate(window * blockSize, "the client's buffer")) {
                 slots = buffer.segment();
                 slotsAddress = buffer.address();
                 register(buffer);

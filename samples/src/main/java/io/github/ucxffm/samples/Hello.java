@@ -29,8 +29,8 @@ public final class Hello {
 
     static void run(String[] args) {
         SampleOptions options = SampleOptions.parse(args);
-        try (Session s = Session.open("hello", options, UcpContext.Feature.TAG);
-             Arena arena = Arena.ofConfined()) {
+        try (Arena arena = Arena.ofConfined(); // freed last: after the worker, which may still write into it
+             Session s = Session.open("hello", options, UcpContext.Feature.TAG)) {
             MemorySegment buffer = arena.allocate(MAX);
             if (options.server()) {
                 s.await(s.worker.receiveTag(buffer, 0, MAX, TAG_HELLO, -1L), "waiting for the greeting");

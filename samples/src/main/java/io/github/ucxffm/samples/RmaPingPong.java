@@ -97,9 +97,9 @@ public final class RmaPingPong {
         if (o.size() < 1) {
             throw SampleException.usage("--size must be at least 1 for " + NAME);
         }
-        try (Session s = Session.open(NAME, o, UcpContext.Feature.TAG, UcpContext.Feature.RMA,
-                UcpContext.Feature.AMO64);
-             Arena arena = Arena.ofConfined()) {
+        try (Arena arena = Arena.ofConfined(); // freed last: after the worker, which may still write into it
+             Session s = Session.open(NAME, o, UcpContext.Feature.TAG, UcpContext.Feature.RMA,
+                UcpContext.Feature.AMO64)) {
             try {
                 if (o.server()) {
                     serve(s, arena);
@@ -107,23 +107,8 @@ public final class RmaPingPong {
                     new Client(s, arena).run();
                 }
             } catch (UcxException e) {
-                throw failure(s, e);
+                throw s.failure(e);
             }
-        }
-    }
-
-    /** An endpoint that failed between two waits surfaces as a UCX exception from the next call: one line too. */
-    private static SampleException failure(Session s, UcxException e) {
-        return SampleException.failed(UcxException.isPeerFailure(e.code()) ? "the " + s.peer() + " went away ("
-                + e.getMessage() + ")" : "UCX failed: " + e.getMessage());
-    }
-
-    private static UcpMemory allocate(Session s, long bytes, String what) {
-        try {
-            return s.context.allocate(bytes);
-        } catch (UcxException | IllegalArgumentException e) {
-            throw SampleException.failed("cannot allocate " + bytes + " bytes of registered memory for " + what
-                    + ": " + e.getMessage());
         }
     }
 
@@ -133,7 +118,7 @@ public final class RmaPingPong {
         long size = s.options.size();
         long bytes = regionSize(size);
         UcpWorker w = s.worker;
-        try (UcpMemory region = allocate(s, bytes, "the region")) {
+        try (UcpMemory region = s.allocate(bytes, "the region")) {
             MemorySegment memory = region.segment();
             memory.fill((byte) 0);
             byte[] key = region.packRemoteKey();
@@ -257,7 +242,7 @@ public final class RmaPingPong {
                 throw SampleException.failed("the server's region is " + rkey.length() + " bytes, not the "
                         + regionSize(size) + " of --size " + size + " (both sides must use the same --size)");
             }
-            try (rkey; UcpMemory local = allocate(s, 2 * size, "the local buffers")) {
+            try (rkey; UcpMemory local = s.allocate(2 * size, "the local buffers")) {
                 MemorySegment expected = arena.allocate(2 * size); // zeroed, as the server's slots
                 OperationLatency put = put(rkey, local, expected);
                 OperationLatency get = get(rkey, local, expected);

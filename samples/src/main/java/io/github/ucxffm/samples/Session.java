@@ -176,6 +176,22 @@ final class Session implements AutoCloseable {
         return SampleException.failed(reason + " while " + what + " (" + f.getMessage() + ")");
     }
 
+    /** An endpoint that failed between two waits surfaces as a UCX exception from the next call: one line too. */
+    SampleException failure(UcxException e) {
+        return SampleException.failed(UcxException.isPeerFailure(e.code()) ? "the " + peer() + " went away ("
+                + e.getMessage() + ")" : "UCX failed: " + e.getMessage());
+    }
+
+    /** Registered memory from UCX, or a one-line failure. */
+    io.github.ucxffm.UcpMemory allocate(long bytes, String what) {
+        try {
+            return context.allocate(bytes);
+        } catch (UcxException | IllegalArgumentException e) {
+            throw SampleException.failed("cannot allocate " + bytes + " bytes of registered memory for " + what
+                    + ": " + e.getMessage());
+        }
+    }
+
     /** The transports the endpoint uses, for reports. */
     String transports() {
         String t = String.join(",", endpoint.transports());

@@ -31,8 +31,8 @@ public final class TagPingPong {
 
     static void run(String[] args) {
         SampleOptions o = SampleOptions.parse(args);
-        try (Session s = Session.open("tag-pingpong", o, UcpContext.Feature.TAG);
-             Arena arena = Arena.ofConfined()) {
+        try (Arena arena = Arena.ofConfined(); // freed last: after the worker, which may still write into it
+             Session s = Session.open("tag-pingpong", o, UcpContext.Feature.TAG)) {
             long size = o.size();
             MemorySegment out = arena.allocate(Math.max(1, size));
             MemorySegment in = arena.allocate(Math.max(1, size));
