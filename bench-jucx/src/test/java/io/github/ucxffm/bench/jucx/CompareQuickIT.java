@@ -1,0 +1,101 @@
+package io.github.ucxffm.bench.jucx;
+
+import io.github.ucxffm.bench.perftest.PerfFinal;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+import javax.imageio.ImageIO;
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * {@code ./ucx-ffm bench compare --quick}, shortened further, through the launcher against the packaged runners:
+ * native ucx_perftest, ucx-ffm and JUCX each run, the table has a number for each, the files are written, and no
+ * process survives. And {@code ./ucx-ffm bench} alone lists the subcommands.
+ */
+@Timeout(value = 240, unit = TimeUnit.SECONDS)
+class CompareQuickIT {
+
+    static Path repoRoot() {
+        Path p = Path.of(System.getProperty("ucxffm.repo.root", "")).toAbsolutePath();
+        while (p.getParent() != null && !Files.isRegularFile(p.resolve("ucx-ffm"))) {
+            p = p.getParent();
+        }
+        return p;
+    }
+
+    private static boolean onPath(String command) {
+        return Stream.of(System.getenv().getOrDefault("PATH", "").split(File.pathSeparator))
+                .anyMatch(d -> Files.isExecutable(Path.of(d, command)));
+    }
+
+    private static Set<Long> runnerProcesses() {
+        return ProcessHandle.allProcesses().filter(h -> {
+            String c = h.info().commandLine().orElse("");
+            return c.contains("ucx_perftest") || c.contains("bench.perftest.PerfTest")
+                    || c.contains("ucx-ffm-bench-jucx.jar");
+        }).map(ProcessHandle::pid).collect(Collectors.toSet());
+    }
+
+    @Test
+    void shouldCompareTheThreeImplementationsAndLeaveNoProcessBehind(@TempDir Path out) throws Exception {
+        assumeTrue(onPath("ucx_perftest"), "ucx_perftest is not installed (Debian: ucx-utils)");
+        Path root = repoRoot();
+        Path benchJar = root.resolve("bench/target/benchmarks.jar");
+        assumeTrue(Files.isRegularFile(benchJar), "the bench module is not packaged: " + benchJar);
+        Set<Long> before = runnerProcesses();
+        ProcessBuilder listing = new ProcessBuilder("bash", root.resolve("ucx-ffm").toString(), "bench")
+                .directory(root.toFile()).redirectErrorStream(true);
+        Process lister = listing.start();
+        String subcommands = new String(lister.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(lister.waitFor(30, TimeUnit.SECONDS), subcommands);
+        assertEquals(0, lister.exitValue(), subcommands);
+        assertTrue(subcommands.contains("compare [OPTIONS]") && subcommands.contains("jmh [JMH ARGS]"), subcommands);
+        // as a user runs it, through the launcher (which builds nothing here: the jars are this build's)
+        ProcessBuilder pb = new ProcessBuilder("bash", root.resolve("ucx-ffm").toString(), "bench", "compare",
+                "--quick", "--sizes", "8,64k", "--iterations", "2000", "--out", out.toString())
+                .directory(root.toFile()).redirectErrorStream(true);
+        pb.environment().put("UCXFFM_SKIP_BUILD", "1");
+        pb.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        Process p = pb.start();
+        String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(200, TimeUnit.SECONDS), text);
+        assertEquals(0, p.exitValue(), text);
+        List<String> rows = text.lines().filter(l -> l.matches("(shm|tcp)\\s+tag_(lat|bw)\\s+.*")).toList();
+        assertEquals(8, rows.size(), text);
+        for (String row : rows) {
+            String[] f = row.trim().split("\\s+");
+            // ... native ucx-ffm jucx ffm/native ffm/jucx: five positive numbers at the end of every row (not fast:
+            // with so few iterations ucx-ffm runs mostly before the JIT compiled its downcalls)
+            for (int i = f.length - 5; i < f.length; i++) {
+                assertTrue(Double.parseDouble(f[i]) > 0, row);
+            }
+        }
+        Path dir;
+        try (Stream<Path> s = Files.list(out)) {
+            dir = s.filter(d -> d.getFileName().toString().startsWith("compare-")).findFirst().orElseThrow();
+        }
+        for (String name : List.of("runs.csv", "summary.csv", "table.txt", "environment.txt")) {
+            assertTrue(Files.size(dir.resolve(name)) > 0, name);
+        }
+        assertEquals(1 + 24, Files.readAllLines(dir.resolve("runs.csv")).size());
+        assertNotNull(ImageIO.read(dir.resolve("compare.png").toFile()), "compare.png is not a PNG");
+        assertTrue(PerfFinal.parse("Final: 1 1 1 1 1 1 1 1").isPresent());
+        Set<Long> after = runnerProcesses();
+        after.removeAll(before);
+        assertTrue(after.isEmpty(), "runner processes left behind: " + after);
+    }
+}

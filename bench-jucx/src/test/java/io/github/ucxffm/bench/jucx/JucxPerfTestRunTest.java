@@ -1,0 +1,76 @@
+package io.github.ucxffm.bench.jucx;
+
+import io.github.ucxffm.bench.perftest.PerfFinal;
+import io.github.ucxffm.bench.perftest.PerfTestType;
+import io.github.ucxffm.bench.perftest.RunnerPair;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The JUCX runner as a user runs it, two processes on 127.0.0.1: every test JUCX can run, with a few iterations,
+ * against the UCX installed here (JUCX 1.15's native library on UCX 1.13.1). Functional only.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class JucxPerfTestRunTest {
+
+    private static final String MAIN = JucxPerfTest.class.getName();
+
+    static Stream<PerfTestType> supported() {
+        return JucxPerfTest.SUPPORTED.stream();
+    }
+
+    @ParameterizedTest
+    @MethodSource("supported")
+    void shouldRunEveryTestJucxSupportsBetweenTwoProcesses(PerfTestType test) throws Exception {
+        try (RunnerPair pair = new RunnerPair(MAIN, Map.of("UCX_TLS", "shm"))) {
+            RunnerPair.Outcome[] o = pair.run(List.of("-t", test.testName(), "-s", "1000", "-n", "300", "-w", "20"),
+                    90);
+            String all = "client:\n" + o[0].output() + "\nserver:\n" + o[1].output();
+            assertEquals(0, o[0].exit(), all);
+            assertEquals(0, o[1].exit(), all);
+            assertTrue(o[1].output().contains("JUCX 1.15 (JNI)"), all);
+            PerfFinal f = PerfFinal.lastIn(o[0].output()).orElseThrow(() -> new AssertionError("no Final\n" + all));
+            assertEquals(300, f.iterations(), all);
+            assertTrue(f.percentileMicros() > 0 && f.overallMicros() > 0 && f.bandwidthOverall() > 0, all);
+        }
+    }
+
+    @Test
+    void shouldRunRendezvousSizesOverTcp() throws Exception {
+        for (String test : List.of("tag_lat", "ucp_am_bw", "ucp_get")) {
+            try (RunnerPair pair = new RunnerPair(MAIN, Map.of("UCX_TLS", "tcp"))) {
+                RunnerPair.Outcome[] o = pair.run(List.of("-t", test, "-s", "300000", "-n", "40", "-w", "4"), 90);
+                assertEquals(0, o[0].exit(), o[0].output() + o[1].output());
+                assertEquals(40, PerfFinal.lastIn(o[0].output()).orElseThrow().iterations());
+            }
+        }
+    }
+
+    @Test
+    void shouldRefuseWhatJucxCannotDoAndSayWhy() {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8);
+        PrintStream o = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+        for (String test : List.of("ucp_add", "ucp_fadd", "ucp_swap", "ucp_cswap")) {
+            assertEquals(1, JucxPerfTest.run(o, e, "127.0.0.1", "-t", test));
+        }
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("remote atomic operations, which JUCX 1.15 does "
+                + "not offer"), err.toString());
+        assertEquals(1, JucxPerfTest.run(o, e, "127.0.0.1", "-t", "tag_sync_lat"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("synchronous tag sends"), err.toString());
+        assertEquals(PerfTestType.values().length - 6, JucxPerfTest.SUPPORTED.size());
+    }
+}

@@ -1,0 +1,299 @@
+package io.github.ucxffm.bench.perftest;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/**
+ * The command line of a {@code ucx_perftest}-compatible runner: the options {@code ucx_perftest} has for UCP tests
+ * that these runners support, with the same letters and defaults, and an optional server host name (a client when
+ * given, a server otherwise).
+ *
+ * @param runner       the program name, for messages
+ * @param test         the test ({@code -t}); {@code null} on a server, which learns it from the client
+ * @param size         message size in bytes ({@code -s}, one size: no scatter-gather list)
+ * @param iterations   measured iterations ({@code -n})
+ * @param warmup       warm-up iterations asked for ({@code -w}); {@link #effectiveWarmup()} is what runs
+ * @param port         the port the server listens on and the client connects to ({@code -p})
+ * @param window       outstanding operations ({@code -O}); {@code 0} means the test's default
+ * @param host         the server to connect to; {@code null} to be the server
+ * @param transports   UCX transports ({@code -x}), or {@code null} to use {@code UCX_TLS} from the environment
+ * @param finalOnly    print only the final numbers ({@code -f})
+ * @param percentile   percentile rank of the latency column ({@code -R})
+ */
+public record PerfParams(String runner, PerfTestType test, long size, long iterations, long warmup, int port,
+                         int window, String host, String transports, boolean finalOnly, double percentile) {
+
+    /** {@code ucx_perftest}'s default port. */
+    public static final int DEFAULT_PORT = 13337;
+    /** {@code ucx_perftest}'s default iteration count. */
+    public static final long DEFAULT_ITERATIONS = 1_000_000;
+    /** {@code ucx_perftest}'s default warm-up. */
+    public static final long DEFAULT_WARMUP = 10_000;
+
+    /** Raised for a command line the runner cannot run; {@link #getMessage()} says why. */
+    public static final class UsageException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        UsageException(String message) {
+            super(message);
+        }
+    }
+
+    /** Raised for {@code -h}: print {@link #usage(String)} and exit 0. */
+    public static final class HelpRequested extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        HelpRequested() {
+            super("help");
+        }
+    }
+
+    /**
+     * The help text.
+     *
+     * @param runner the program name
+     * @return the text
+     */
+    public static String usage(String runner) {
+        return "Usage: " + runner + " [ server-hostname ] [ options ]\n"
+                + "\n"
+                + "  A ucx_perftest-compatible runner: run it without a host name as the server, then with the\n"
+                + "  server's host name as the client, which sends the test parameters to the server.\n"
+                + "\n"
+                + "  Options (the ucx_perftest options for UCP tests that this runner supports):\n"
+                + "     -t <test>      test to run:\n"
+                + testList()
+                + "     -s <size>      message size in bytes (8); one size, no scatter-gather list.\n"
+                + "                    Atomic tests take 4 or 8\n"
+                + "     -n <iters>     number of iterations to run (" + DEFAULT_ITERATIONS + ")\n"
+                + "     -w <iters>     number of warm-up iterations (" + DEFAULT_WARMUP + "); as in ucx_perftest,\n"
+                + "                    at most a tenth of -n (rounded up) is run\n"
+                + "     -O <count>     maximal number of uncompleted outstanding operations (0: the test's\n"
+                + "                    default, 1 for latency tests, ucp_get and fetching atomics, 32 otherwise)\n"
+                + "     -p <port>      port the server listens on for the UCX connection (" + DEFAULT_PORT + ")\n"
+                + "     -x <tls>       UCX transports, as UCX_TLS (default: UCX_TLS from the environment, or all).\n"
+                + "                    tcp is added when missing: UCX's client-server connection manager needs it\n"
+                + "     -R <rank>      percentile rank of the percentile column (50.0)\n"
+                + "     -f             print only final numbers\n"
+                + "     -h             show this help message\n"
+                + "\n"
+                + "  Unlike ucx_perftest, which exchanges worker addresses over its own socket, client and server\n"
+                + "  connect through a UCX listener; endpoints have no peer error handling, as in ucx_perftest.\n";
+    }
+
+    private static String testList() {
+        StringBuilder b = new StringBuilder();
+        for (PerfTestType t : PerfTestType.values()) {
+            b.append(String.format(Locale.ROOT, "          %15s - %s%n", t.testName(), t.description()));
+        }
+        return b.toString();
+    }
+
+    /**
+     * Parses a command line the way {@code ucx_perftest} does: options in any order, a value either attached
+     * ({@code -s8}) or as the next argument, one host name anywhere.
+     *
+     * @param runner the program name, for messages
+     * @param args   the arguments
+     * @return the parameters
+     * @throws UsageException for an unknown or unsupported option, a bad value, or a client without {@code -t}
+     * @throws HelpRequested  for {@code -h}
+     */
+    public static PerfParams parse(String runner, String... args) {
+        PerfTestType test = null;
+        long size = 8;
+        long iterations = DEFAULT_ITERATIONS;
+        long warmup = DEFAULT_WARMUP;
+        int port = DEFAULT_PORT;
+        int window = 0;
+        String host = null;
+        String tls = null;
+        boolean finalOnly = false;
+        double percentile = 50.0;
+        List<String> hosts = new ArrayList<>();
+        for (int i = 0; i < args.length; i++) {
+            String a = args[i];
+            if (!a.startsWith("-") || a.length() < 2) {
+                hosts.add(a);
+                continue;
+            }
+            char opt = a.charAt(1);
+            switch (opt) {
+                case 'h' -> throw new HelpRequested();
+                case 'f' -> {
+                    if (a.length() > 2) {
+                        throw new UsageException("option -f takes no value: '" + a + "'");
+                    }
+                    finalOnly = true;
+                }
+                case 't', 's', 'n', 'w', 'p', 'O', 'x', 'R' -> {
+                    String value;
+                    if (a.length() > 2) {
+                        value = a.substring(2);
+                    } else if (i + 1 < args.length) {
+                        value = args[++i];
+                    } else {
+                        throw new UsageException("option -" + opt + " needs a value");
+                    }
+                    switch (opt) {
+                        case 't' -> {
+                            try {
+                                test = PerfTestType.byName(value);
+                            } catch (IllegalArgumentException e) {
+                                throw new UsageException(e.getMessage());
+                            }
+                        }
+                        case 's' -> {
+                            if (value.contains(",")) {
+                                throw new UsageException("-s takes one size here, not a scatter-gather list: '"
+                                        + value + "'");
+                            }
+                            size = number(opt, value, 1, Long.MAX_VALUE);
+                        }
+                        case 'n' -> iterations = number(opt, value, 1, Long.MAX_VALUE);
+                        case 'w' -> warmup = number(opt, value, 0, Long.MAX_VALUE);
+                        case 'p' -> port = (int) number(opt, value, 0, 65535);
+                        case 'O' -> window = (int) number(opt, value, 0, 1 << 20);
+                        case 'x' -> {
+                            if (value.isBlank()) {
+                                throw new UsageException("-x needs transport names, such as tcp or shm");
+                            }
+                            tls = value;
+                        }
+                        case 'R' -> {
+                            try {
+                                percentile = Double.parseDouble(value);
+                            } catch (NumberFormatException e) {
+                                throw new UsageException("-R takes a percentile rank, not '" + value + "'");
+                            }
+                            if (!(percentile > 0 && percentile <= 100)) {
+                                throw new UsageException("-R takes a rank in (0, 100], not " + value);
+                            }
+                        }
+                        default -> throw new IllegalStateException();
+                    }
+                }
+                default -> throw new UsageException("option -" + opt + " is not supported by " + runner
+                        + " (supported: -t -s -n -w -O -p -x -R -f -h; see -h)");
+            }
+        }
+        if (hosts.size() > 1) {
+            throw new UsageException("one server host name at most, not " + hosts);
+        }
+        if (!hosts.isEmpty()) {
+            host = hosts.getFirst();
+        }
+        if (host != null && test == null) {
+            throw new UsageException("the client needs a test: -t NAME (" + PerfTestType.names() + ")");
+        }
+        if (host != null && port == 0) {
+            throw new UsageException("the client needs the server's port: -p PORT");
+        }
+        PerfParams p = new PerfParams(runner, test, size, iterations, warmup, port, window, host, tls, finalOnly,
+                percentile);
+        if (test != null) {
+            p.validate();
+        }
+        return p;
+    }
+
+    private static long number(char opt, String value, long min, long max) {
+        long v;
+        try {
+            v = Long.parseLong(value);
+        } catch (NumberFormatException e) {
+            throw new UsageException("-" + opt + " takes a number, not '" + value + "'");
+        }
+        if (v < min || v > max) {
+            throw new UsageException("-" + opt + " must be in [" + min + ", " + max + "], not " + v);
+        }
+        return v;
+    }
+
+    /**
+     * Checks what depends on the test: the operand size of atomics.
+     *
+     * @throws UsageException if the size does not suit the test
+     */
+    public void validate() {
+        if (test.operation().isAtomic() && size != 4 && size != 8) {
+            throw new UsageException(test.testName() + " works on a 4- or 8-byte word: -s 4 or -s 8, not " + size);
+        }
+        if (size > Integer.MAX_VALUE) {
+            throw new UsageException("-s " + size + " is too large for this runner");
+        }
+    }
+
+    /**
+     * Whether this process is the server.
+     *
+     * @return {@code true} without a host name
+     */
+    public boolean isServer() {
+        return host == null;
+    }
+
+    /**
+     * The window in use: {@code -O}, or the test's default.
+     *
+     * @return outstanding operations, at least 1
+     */
+    public int effectiveWindow() {
+        return window > 0 ? window : test.defaultWindow();
+    }
+
+    /**
+     * The warm-up iterations that run: {@code ucx_perftest} runs at most a tenth of the measured iterations,
+     * rounded up.
+     *
+     * @return iterations
+     */
+    public long effectiveWarmup() {
+        return Math.min(warmup, (iterations + 9) / 10);
+    }
+
+    /**
+     * The same parameters with the test fields the client sent (on a server).
+     *
+     * @param request the client's request
+     * @return the parameters to run with
+     */
+    public PerfParams withRequest(Handshake.Request request) {
+        PerfParams p = new PerfParams(runner, request.test(), request.size(), request.iterations(),
+                request.warmup(), port, request.window(), host, transports, finalOnly, percentile);
+        p.validate();
+        return p;
+    }
+
+    /**
+     * The transports to configure UCX with: {@code -x}, else {@code UCX_TLS}; with tcp added when the list names
+     * transports but not tcp, since UCX's client-server connection is made over a TCP socket by its connection
+     * manager. {@code null} leaves UCX's default (all).
+     *
+     * @param environment {@code UCX_TLS} from the environment, or {@code null}
+     * @return the value for UCX's {@code TLS} option, or {@code null} to leave it
+     */
+    public String ucxTransports(String environment) {
+        String tls = transports != null ? transports : environment;
+        if (tls == null || tls.isBlank()) {
+            return null;
+        }
+        return withConnectionTransport(tls);
+    }
+
+    /**
+     * Adds {@code tcp} to a transport list that lacks it, as the client-server connection needs; leaves {@code all},
+     * exclusion lists ({@code ^...}) and lists with tcp alone.
+     *
+     * @param tls a UCX_TLS value
+     * @return the value to use
+     */
+    public static String withConnectionTransport(String tls) {
+        String t = tls.trim();
+        if (t.startsWith("^") || t.matches("(.*,)?\\s*(all|tcp)\\s*(,.*)?")) {
+            return t;
+        }
+        return t + ",tcp";
+    }
+}

@@ -1,0 +1,603 @@
+package io.github.ucxffm.bench.perftest;
+
+import io.github.ucxffm.UcpAmData;
+import io.github.ucxffm.UcpAmMessage;
+import io.github.ucxffm.UcpAtomicOp;
+import io.github.ucxffm.UcpConnectionRequest;
+import io.github.ucxffm.UcpContext;
+import io.github.ucxffm.UcpEndpoint;
+import io.github.ucxffm.UcpListener;
+import io.github.ucxffm.UcpMemory;
+import io.github.ucxffm.UcpRemoteKey;
+import io.github.ucxffm.UcpWorker;
+import io.github.ucxffm.UcxException;
+
+import java.io.PrintStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.VarHandle;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.concurrent.locks.LockSupport;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+/**
+ * A {@code ucx_perftest}-compatible runner on ucx-ffm: {@code ./ucx-ffm perftest [OPTIONS] [HOST]}. Without a host
+ * it is the server: it listens on {@code -p}, accepts one client, learns the test from the client's first message,
+ * runs it and exits. With a host it is the client: it connects, sends the test parameters, runs the test and prints
+ * the table and the {@code Final:} line in {@code ucx_perftest}'s columns and units ({@link PerfReport}).
+ * <p>
+ * Each test follows {@code ucx_perftest}'s definition ({@link PerfTestType}): latency tests are ping-pongs whose
+ * reported latency is half the round trip; bandwidth tests keep a window of outstanding operations ({@code -O});
+ * {@code ucp_put_lat} is a ping-pong through memory, each side putting its buffer into the peer's with a sequence
+ * number in the last byte and waiting for the peer's put to change its own last byte. Warm-up runs first, then a
+ * barrier, the measured run and a closing barrier, all on the UCX connection (control messages are tag messages;
+ * {@link Handshake}).
+ * <p>
+ * Both sides create the context with every feature the tests use (tag, stream, active messages, RMA, 32- and 64-bit
+ * atomics), since the server must listen before it knows the test; endpoints have no peer error handling
+ * ({@code UCP_ERR_HANDLING_MODE_NONE}, as in {@code ucx_perftest}, which also lets UCX 1.13 use shared memory).
+ * Message buffers and the remotely accessed region are allocated and registered by UCX, as {@code ucx_perftest}'s
+ * are. The runner's own loops allocate nothing; what the library allocates during the measured loop is printed after
+ * the {@code Final:} line ({@code UcpWorker.poll} of a request still in flight allocates a small object each time,
+ * and a kept rendezvous active message is an object).
+ */
+public final class PerfTest implements AutoCloseable {
+
+    static final String RUNNER = "ucx-ffm perftest";
+    private static final Duration HANDSHAKE_TIMEOUT = Duration.ofSeconds(30);
+    private static final VarHandle BYTE = JAVA_BYTE.varHandle();
+
+    private final PrintStream out;
+    private final PrintStream err;
+    private final UcpContext context;
+    private final UcpWorker worker;
+    private final Arena arena = Arena.ofConfined();
+    private final MemorySegment controlIn;
+    private final MemorySegment controlOut;
+    private final byte[] controlBytes = new byte[Handshake.MAX_MESSAGE];
+    private volatile UcxException failure;
+
+    private PerfParams params;
+    private UcpEndpoint endpoint;
+    private UcpMemory sendMemory;
+    private UcpMemory recvMemory;
+    private MemorySegment send;
+    private MemorySegment recv;
+    private UcpRemoteKey rkey;
+    private long remote;
+    private int size;
+    private int window;
+    private PerfTestType.Operation operation;
+    private MemorySegment operand;
+    private MemorySegment[] results;
+
+    /** Outstanding operations, oldest first; a power-of-two ring. */
+    private long[] ring;
+    private int ringMask;
+    private int head;
+    private int outstanding;
+
+    /** Active messages the handler has seen, rendezvous data it kept, and fetches started and not yet complete. */
+    private long amArrived;
+    private long[] amReceives = new long[64];
+    private int amReceiveCount;
+    private UcpAmData[] amKept = new UcpAmData[64];
+    private int amKeptCount;
+
+    /** Ping-pong sequence number for the put test, shared by warm-up and the measured run on both sides. */
+    private long sequence;
+    private String allocationLine;
+
+    private PerfTest(PrintStream out, PrintStream err, String transports) {
+        this.out = out;
+        this.err = err;
+        UcpContext.Builder b = UcpContext.builder().name("ucx-ffm perftest").features(UcpContext.Feature.TAG,
+                UcpContext.Feature.STREAM, UcpContext.Feature.AM, UcpContext.Feature.RMA, UcpContext.Feature.AMO32,
+                UcpContext.Feature.AMO64);
+        if (transports != null) {
+            b.config("TLS", transports);
+        }
+        this.context = b.build();
+        try {
+            this.worker = context.newWorker();
+            this.controlIn = arena.allocate(Handshake.MAX_MESSAGE, 8);
+            this.controlOut = arena.allocate(Handshake.MAX_MESSAGE, 8);
+        } catch (RuntimeException e) {
+            context.close();
+            arena.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Runs the command line and exits with its status.
+     *
+     * @param args {@code ucx_perftest}-style options and an optional server host
+     */
+    public static void main(String[] args) {
+        System.exit(run(System.out, System.err, args));
+    }
+
+    /**
+     * Runs the command line.
+     *
+     * @param out  where the table goes
+     * @param err  where messages go
+     * @param args the arguments
+     * @return the exit status: 0 on success, 1 on failure or bad usage
+     */
+    public static int run(PrintStream out, PrintStream err, String... args) {
+        PerfParams p;
+        try {
+            p = PerfParams.parse(RUNNER, args);
+        } catch (PerfParams.HelpRequested h) {
+            out.print(PerfParams.usage(RUNNER));
+            return 0;
+        } catch (PerfParams.UsageException e) {
+            err.println(RUNNER + ": " + e.getMessage());
+            err.println("run '" + RUNNER + " -h' for the options");
+            return 1;
+        }
+        String tls = p.ucxTransports(System.getenv("UCX_TLS"));
+        try (PerfTest t = new PerfTest(out, err, tls)) {
+            if (p.isServer()) {
+                t.serve(p);
+            } else {
+                t.client(p);
+            }
+            return 0;
+        } catch (PerfParams.UsageException e) {
+            err.println(RUNNER + ": " + e.getMessage());
+            return 1;
+        } catch (RuntimeException e) {
+            err.println(RUNNER + ": failed: " + e);
+            for (Throwable c = e.getCause(); c != null; c = c.getCause()) {
+                err.println("  caused by " + c);
+            }
+            return 1;
+        }
+    }
+
+    // ---- session ------------------------------------------------------------------------------------------------
+
+    private void serve(PerfParams p) {
+        UcpListener listener = worker.listen(new InetSocketAddress(p.port()));
+        out.println("Waiting for connection...");
+        out.flush();
+        UcpConnectionRequest request;
+        while ((request = listener.poll()) == null) {
+            if (worker.progress() == 0) {
+                LockSupport.parkNanos(50_000);
+            }
+        }
+        endpoint = request.accept(this::onError, false);
+        InetSocketAddress client = request.clientAddress();
+        out.println("Accepted connection from " + (client == null ? "?" : client.getHostString() + ":"
+                + client.getPort()));
+        out.flush();
+        listener.close(); // one client, as ucx_perftest serves one
+        int n = receiveControl(HANDSHAKE_TIMEOUT);
+        Handshake.Request r = Handshake.parseRequest(controlBytes, n);
+        params = p.withRequest(r);
+        prepare();
+        if (r.rkey().length > 0) {
+            rkey = endpoint.unpackRemoteKey(r.rkey());
+            remote = rkey.base();
+        }
+        byte[] packed = params.test().operation().isOneSided() ? recvMemory.packRemoteKey() : new byte[0];
+        sendControl(Handshake.reply(packed, recvMemory.address()), HANDSHAKE_TIMEOUT);
+        PerfReport.printServerInfo(out, "ucx-ffm (Java FFM API)", params.test(), params.size());
+        runServer();
+        err.println(RUNNER + ": transports: " + String.join(",", endpoint.transports()));
+    }
+
+    private void client(PerfParams p) {
+        params = p;
+        endpoint = worker.connect(UcpEndpoint.Params.socket(new InetSocketAddress(p.host(), p.port()))
+                .peerErrorHandling(false).onError(this::onError));
+        prepare();
+        boolean putLat = p.test() == PerfTestType.UCP_PUT_LAT;
+        byte[] packed = putLat ? recvMemory.packRemoteKey() : new byte[0];
+        sendControl(Handshake.request(p, packed, recvMemory.address()), HANDSHAKE_TIMEOUT);
+        int n = receiveControl(HANDSHAKE_TIMEOUT);
+        Handshake.Reply reply = Handshake.parseReply(controlBytes, n);
+        if (reply.rkey().length > 0) {
+            rkey = endpoint.unpackRemoteKey(reply.rkey());
+            remote = rkey.base();
+        }
+        PerfReport report = new PerfReport(out, p.test(), p.size(), p.percentile(), p.finalOnly());
+        report.printHeader(p.test());
+        runClient(report);
+        report.printFinal();
+        err.println(allocationLine);
+        err.println(RUNNER + ": transports: " + String.join(",", endpoint.transports()));
+    }
+
+    private void onError(UcxException e) {
+        failure = e;
+    }
+
+    /** Allocates the buffers and the state of the test in {@link #params}. */
+    private void prepare() {
+        PerfParams p = params;
+        size = (int) p.size();
+        window = p.effectiveWindow();
+        operation = p.test().operation();
+        long length = Math.max(size, 64);
+        sendMemory = context.allocate(length);
+        recvMemory = context.allocate(length);
+        send = sendMemory.segment();
+        recv = recvMemory.segment();
+        send.fill((byte) 0x5A);
+        recv.fill((byte) 0xFF); // the put ping-pong's sequence starts at 0: the last byte must differ from it
+        int capacity = Integer.highestOneBit(Math.max(window, 2) * 2 - 1);
+        ring = new long[capacity];
+        ringMask = capacity - 1;
+        if (operation.isAtomic()) {
+            operand = arena.allocate(size, size);
+            results = new MemorySegment[window];
+            MemorySegment all = arena.allocate((long) size * window, size);
+            for (int i = 0; i < window; i++) {
+                results[i] = all.asSlice((long) i * size, size);
+            }
+            if (size == 8) {
+                operand.set(JAVA_LONG, 0, operation == PerfTestType.Operation.CSWAP ? 0 : 1);
+            } else {
+                operand.set(JAVA_INT, 0, operation == PerfTestType.Operation.CSWAP ? 0 : 1);
+            }
+        }
+        if (operation == PerfTestType.Operation.AM) {
+            worker.setAmHandler(Handshake.AM_ID, this::onActiveMessage);
+        }
+    }
+
+    // ---- control messages -----------------------------------------------------------------------------------------
+
+    private void sendControl(byte[] message, Duration timeout) {
+        MemorySegment.copy(message, 0, controlOut, JAVA_BYTE, 0, message.length);
+        awaitControl(endpoint.sendTag(controlOut, 0, message.length, Handshake.CONTROL_TAG), timeout,
+                "sending a control message");
+    }
+
+    private int receiveControl(Duration timeout) {
+        long token = worker.receiveTag(controlIn, 0, Handshake.MAX_MESSAGE, Handshake.CONTROL_TAG, -1L);
+        awaitControl(token, timeout, "waiting for the peer's control message");
+        int n = (int) worker.receivedLength();
+        MemorySegment.copy(controlIn, JAVA_BYTE, 0, controlBytes, 0, n);
+        return n;
+    }
+
+    private void awaitControl(long token, Duration timeout, String what) {
+        long deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + timeout.toNanos();
+        int spins = 0;
+        while (!worker.poll(token)) {
+            // Polls after progress did some work, or every 1024 idle rounds: polling a request still in flight
+            // allocates, and a server waiting out a long one-sided run would collect garbage, stalling the client.
+            int work;
+            do {
+                work = worker.progress();
+            } while (work == 0 && (++spins & 1023) != 0);
+            if (work == 0) {
+                UcxException f = failure;
+                if (f != null) {
+                    throw new IllegalStateException("the connection failed while " + what, f);
+                }
+                if (timeout != null && System.nanoTime() - deadline > 0) {
+                    worker.cancel(token);
+                    throw new IllegalStateException("no answer within " + timeout.toSeconds() + " s while " + what
+                            + (params.isServer() ? "" : " (is a " + RUNNER + " server listening on " + params.host()
+                            + ":" + params.port() + "?)"));
+                }
+            }
+        }
+    }
+
+    /** Both sides reach the same point: the client sends, the server answers. */
+    private void barrier(int sequenceNumber, boolean server) {
+        byte[] message = Handshake.barrier(sequenceNumber);
+        if (server) {
+            int n = receiveControl(null);
+            Handshake.checkBarrier(controlBytes, n, sequenceNumber);
+            sendControl(message, null);
+        } else {
+            long in = worker.receiveTag(controlIn, 0, Handshake.MAX_MESSAGE, Handshake.CONTROL_TAG, -1L);
+            sendControl(message, null);
+            awaitControl(in, null, "waiting for the server at a barrier");
+            int n = (int) worker.receivedLength();
+            MemorySegment.copy(controlIn, JAVA_BYTE, 0, controlBytes, 0, n);
+            Handshake.checkBarrier(controlBytes, n, sequenceNumber);
+        }
+    }
+
+    // ---- runs -----------------------------------------------------------------------------------------------------
+
+    private void runClient(PerfReport report) {
+        long warmup = params.effectiveWarmup();
+        boolean pingPong = params.test().pattern() == PerfTestType.Pattern.PING_PONG;
+        if (warmup > 0) {
+            if (pingPong) {
+                pingLoop(warmup, null);
+            } else {
+                streamLoop(warmup, null);
+            }
+        }
+        barrier(1, false);
+        long allocatedBefore = PerfReport.allocatedBytes();
+        report.begin(System.nanoTime());
+        if (pingPong) {
+            pingLoop(params.iterations(), report);
+        } else {
+            streamLoop(params.iterations(), report);
+        }
+        report.finish(System.nanoTime());
+        long allocated = allocatedBefore < 0 ? -1 : PerfReport.allocatedBytes() - allocatedBefore;
+        barrier(2, false);
+        allocationLine = PerfReport.allocationLine(RUNNER, allocated, params.iterations());
+    }
+
+    private void runServer() {
+        long warmup = params.effectiveWarmup();
+        boolean pingPong = params.test().pattern() == PerfTestType.Pattern.PING_PONG;
+        if (warmup > 0) {
+            if (pingPong) {
+                pongLoop(warmup);
+            } else {
+                sinkLoop(warmup);
+            }
+        }
+        barrier(1, true);
+        if (pingPong) {
+            pongLoop(params.iterations());
+        } else {
+            sinkLoop(params.iterations());
+        }
+        barrier(2, true);
+    }
+
+    // ---- ping-pong ------------------------------------------------------------------------------------------------
+
+    private void pingLoop(long iterations, PerfReport report) {
+        for (long i = 0; i < iterations; i++) {
+            ping();
+            if (report != null) {
+                report.update(System.nanoTime());
+            }
+        }
+        drain();
+    }
+
+    private void pongLoop(long iterations) {
+        for (long i = 0; i < iterations; i++) {
+            pong();
+        }
+        drain();
+    }
+
+    /** The client's half of one round trip: send, then wait for the answer. */
+    private void ping() {
+        switch (operation) {
+            case TAG, TAG_SYNC -> {
+                long r = worker.receiveTag(recv, 0, size, Handshake.DATA_TAG, -1L);
+                await(sendTag());
+                await(r);
+            }
+            case STREAM -> {
+                long r = endpoint.receiveStream(recv, 0, size, true);
+                await(endpoint.sendStream(send, 0, size));
+                await(r);
+            }
+            case AM -> {
+                long expected = amArrived + 1;
+                await(endpoint.sendAm(Handshake.AM_ID, null, send, 0, size, 0));
+                awaitActiveMessages(expected);
+            }
+            case PUT -> {
+                byte sn = (byte) sequence++;
+                putSequence(sn);
+                awaitByte(sn);
+            }
+            default -> throw new IllegalStateException(operation + " is not a ping-pong");
+        }
+    }
+
+    /** The server's half: wait for the client's message, answer it. */
+    private void pong() {
+        switch (operation) {
+            case TAG, TAG_SYNC -> {
+                await(worker.receiveTag(recv, 0, size, Handshake.DATA_TAG, -1L));
+                await(sendTag());
+            }
+            case STREAM -> {
+                await(endpoint.receiveStream(recv, 0, size, true));
+                await(endpoint.sendStream(send, 0, size));
+            }
+            case AM -> {
+                awaitActiveMessages(amArrived + 1);
+                await(endpoint.sendAm(Handshake.AM_ID, null, send, 0, size, 0));
+            }
+            case PUT -> {
+                byte sn = (byte) sequence++;
+                awaitByte(sn);
+                putSequence(sn);
+            }
+            default -> throw new IllegalStateException(operation + " is not a ping-pong");
+        }
+    }
+
+    private long sendTag() {
+        return operation == PerfTestType.Operation.TAG_SYNC ? endpoint.sendTagSync(send, 0, size, Handshake.DATA_TAG)
+                : endpoint.sendTag(send, 0, size, Handshake.DATA_TAG);
+    }
+
+    /** Puts the send buffer, its last byte set to {@code sn}, into the peer's buffer; one put in flight at most. */
+    private void putSequence(byte sn) {
+        waitBelow(1);
+        send.set(JAVA_BYTE, size - 1, sn);
+        push(endpoint.put(send, 0, size, remote, rkey));
+    }
+
+    /** Progresses until the peer's put has set the last byte of the receive buffer to {@code sn}. */
+    private void awaitByte(byte sn) {
+        long last = size - 1;
+        while ((byte) BYTE.getVolatile(recv, last) != sn) {
+            worker.progress();
+        }
+    }
+
+    // ---- one-way streams of operations ----------------------------------------------------------------------------
+
+    private void streamLoop(long iterations, PerfReport report) {
+        for (long i = 0; i < iterations; i++) {
+            waitBelow(window);
+            push(issue(i));
+            if (report != null) {
+                report.update(System.nanoTime());
+            }
+        }
+        drain();
+        if (operation.isOneSided()) {
+            await(endpoint.flush());
+        }
+    }
+
+    /** Starts the client's operation number {@code i}; returns its token. */
+    private long issue(long i) {
+        return switch (operation) {
+            case TAG, TAG_SYNC -> sendTag();
+            case STREAM -> endpoint.sendStream(send, 0, size);
+            case AM -> endpoint.sendAm(Handshake.AM_ID, null, send, 0, size, 0);
+            case PUT -> endpoint.put(send, 0, size, remote, rkey);
+            case GET -> endpoint.get(recv, 0, size, remote, rkey);
+            case ADD -> endpoint.atomic(UcpAtomicOp.ADD, operand, null, remote, rkey);
+            case FADD -> endpoint.atomic(UcpAtomicOp.ADD, operand, results[(int) (i % window)], remote, rkey);
+            case SWAP -> endpoint.atomic(UcpAtomicOp.SWAP, operand, results[(int) (i % window)], remote, rkey);
+            case CSWAP -> {
+                // the result buffer holds the value to swap in; the operand, 0, is the value expected
+                MemorySegment result = results[(int) (i % window)];
+                if (size == 8) {
+                    result.set(JAVA_LONG, 0, i);
+                } else {
+                    result.set(JAVA_INT, 0, (int) i);
+                }
+                yield endpoint.atomic(UcpAtomicOp.CSWAP, operand, result, remote, rkey);
+            }
+        };
+    }
+
+    /** The server's side of a one-way test: receive what needs receiving; one-sided tests need only progress. */
+    private void sinkLoop(long iterations) {
+        switch (operation) {
+            case TAG, TAG_SYNC -> {
+                for (long i = 0; i < iterations; i++) {
+                    waitBelow(window);
+                    push(worker.receiveTag(recv, 0, size, Handshake.DATA_TAG, -1L));
+                }
+                drain();
+            }
+            case STREAM -> {
+                for (long i = 0; i < iterations; i++) {
+                    waitBelow(window);
+                    push(endpoint.receiveStream(recv, 0, size, true));
+                }
+                drain();
+            }
+            case AM -> awaitActiveMessages(amArrived + iterations);
+            default -> {
+                // one-sided: the barrier that follows progresses the worker until the client is done
+            }
+        }
+    }
+
+    // ---- completion -----------------------------------------------------------------------------------------------
+
+    private void await(long token) {
+        while (!worker.poll(token)) {
+            worker.progress();
+        }
+    }
+
+    /** Adds an operation to the window; {@link UcpWorker#COMPLETED} ones too, so that the window stays in order. */
+    private void push(long token) {
+        ring[(head + outstanding) & ringMask] = token;
+        outstanding++;
+    }
+
+    /** Completes the oldest operations until fewer than {@code limit} are outstanding. */
+    private void waitBelow(int limit) {
+        while (outstanding >= limit) {
+            if (worker.poll(ring[head])) {
+                head = (head + 1) & ringMask;
+                outstanding--;
+            } else {
+                worker.progress();
+            }
+        }
+    }
+
+    private void drain() {
+        waitBelow(1);
+    }
+
+    // ---- active messages ------------------------------------------------------------------------------------------
+
+    /**
+     * Counts each message; keeps a rendezvous message's data, which {@link #awaitActiveMessages} fetches into the
+     * receive buffer. The fetch starts from the waiting loop rather than inside the handler, the same in the JUCX
+     * runner, where fetches started inside its callback stalled for seconds during development (cause not pinned
+     * down; the machine was loaded).
+     */
+    private void onActiveMessage(UcpAmMessage message) {
+        if (message.isRendezvous()) {
+            if (amKeptCount == amKept.length) {
+                amKept = java.util.Arrays.copyOf(amKept, amKept.length * 2);
+            }
+            amKept[amKeptCount++] = message.keep();
+        }
+        amArrived++;
+    }
+
+    /** Progresses until {@code expected} messages have arrived and every data fetch has completed. */
+    private void awaitActiveMessages(long expected) {
+        while (amArrived < expected || amReceiveCount > 0 || amKeptCount > 0) {
+            worker.progress();
+            for (int i = 0; i < amKeptCount; i++) {
+                long token = amKept[i].receive(recv, 0);
+                amKept[i] = null;
+                if (token != UcpWorker.COMPLETED) {
+                    if (amReceiveCount == amReceives.length) {
+                        amReceives = java.util.Arrays.copyOf(amReceives, amReceives.length * 2);
+                    }
+                    amReceives[amReceiveCount++] = token;
+                }
+            }
+            amKeptCount = 0;
+            int kept = 0;
+            for (int i = 0; i < amReceiveCount; i++) {
+                long token = amReceives[i];
+                if (!worker.poll(token)) {
+                    amReceives[kept++] = token;
+                }
+            }
+            amReceiveCount = kept;
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            if (endpoint != null) {
+                endpoint.closeTimeout(Duration.ofSeconds(2));
+                endpoint.close();
+            }
+        } catch (RuntimeException e) {
+            err.println(RUNNER + ": closing the endpoint: " + e.getMessage());
+        } finally {
+            context.close();
+            arena.close();
+        }
+    }
+}

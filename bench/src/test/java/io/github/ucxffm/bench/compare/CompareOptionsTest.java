@@ -1,0 +1,86 @@
+package io.github.ucxffm.bench.compare;
+
+import io.github.ucxffm.bench.compare.CompareResults.Impl;
+import io.github.ucxffm.bench.perftest.PerfTestType;
+import org.junit.jupiter.api.Test;
+
+import java.nio.file.Path;
+import java.util.List;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The compare command's options, its plan of runs and its readiness check. */
+class CompareOptionsTest {
+
+    @Test
+    void shouldDefaultToTheIssuesMatrix() {
+        Compare.Options o = Compare.Options.parse("--root", "/repo");
+        assertEquals(3, o.repetitions());
+        assertEquals(List.of(8L, 4096L, 65536L, 1048576L), o.sizes());
+        assertEquals(List.of(PerfTestType.TAG_LAT, PerfTestType.TAG_BW, PerfTestType.UCP_PUT_BW,
+                PerfTestType.STREAM_LAT, PerfTestType.UCP_AM_LAT), o.tests());
+        assertEquals(List.of("shm", "tcp"), o.transports());
+        assertEquals(List.of(Impl.NATIVE, Impl.FFM, Impl.JUCX), o.impls());
+        assertEquals(Path.of("/repo/bench/results"), o.out());
+        assertEquals("shm,tcp", o.ucxTls("shm"));
+        assertEquals("tcp", o.ucxTls("tcp"));
+        assertEquals("posix,tcp", o.ucxTls("posix,tcp"));
+    }
+
+    @Test
+    void shouldReadSizesWithUnitsAndRejectNonsense() {
+        Compare.Options o = Compare.Options.parse("--sizes", "8,4k,64KiB,1m", "--tests", "tag_lat", "--impls",
+                "native,jucx", "--reps", "5", "--transports", "tcp");
+        assertEquals(List.of(8L, 4096L, 65536L, 1048576L), o.sizes());
+        assertEquals(List.of(Impl.NATIVE, Impl.JUCX), o.impls());
+        assertEquals(5, o.repetitions());
+        assertThrows(IllegalArgumentException.class, () -> Compare.Options.parse("--sizes", "huge"));
+        assertThrows(IllegalArgumentException.class, () -> Compare.Options.parse("--reps", "0"));
+        assertThrows(IllegalArgumentException.class, () -> Compare.Options.parse("--tests", "am_lat"));
+        assertThrows(IllegalArgumentException.class, () -> Compare.Options.parse("--bogus", "1"));
+        assertThrows(IllegalArgumentException.class, () -> Compare.Options.parse("--reps"));
+    }
+
+    @Test
+    void shouldSpendAboutTheSameTimeOnEverySizeWithFewerIterationsOverTcp() {
+        Compare.Options o = Compare.Options.parse();
+        assertTrue(o.iterationsFor("shm", 8) > o.iterationsFor("shm", 1 << 20) * 50);
+        assertTrue(o.iterationsFor("shm", 8) > o.iterationsFor("tcp", 8));
+        assertEquals(200_000, o.iterationsFor("shm", 8), 1000);
+        assertEquals(2_000, o.iterationsFor("shm", 1 << 20), 100);
+        assertEquals(100, Compare.Options.parse("--scale", "0.000001").iterationsFor("tcp", 1 << 20));
+        assertEquals(77, Compare.Options.parse("--iterations", "77").iterationsFor("tcp", 8));
+        Compare.Options quick = Compare.Options.parse("--quick");
+        assertEquals(1, quick.repetitions());
+        assertEquals(List.of(PerfTestType.TAG_LAT, PerfTestType.TAG_BW), quick.tests());
+    }
+
+    @Test
+    void shouldAlternateImplementationsInsideEachCellAndRepeatTheWholeSweep() {
+        Compare.Options o = Compare.Options.parse("--sizes", "8,64k", "--tests", "tag_lat,ucp_fadd", "--reps", "2");
+        List<Compare.Job> jobs = Compare.plan(o);
+        // per repetition: 2 transports x (tag_lat: 2 sizes x 3 impls + ucp_fadd: one 8-byte cell x 2 impls, no JUCX)
+        assertEquals(2 * 2 * (6 + 2), jobs.size());
+        assertEquals(List.of(Impl.NATIVE, Impl.FFM, Impl.JUCX), jobs.subList(0, 3).stream().map(Compare.Job::impl)
+                .toList());
+        assertEquals(1, jobs.getFirst().repetition());
+        assertEquals(2, jobs.getLast().repetition());
+        assertFalse(jobs.stream().anyMatch(j -> j.impl() == Impl.JUCX && j.cell().test().operation().isAtomic()));
+        assertTrue(jobs.stream().filter(j -> j.cell().test() == PerfTestType.UCP_FADD)
+                .allMatch(j -> j.cell().size() == 8));
+    }
+
+    @Test
+    void shouldSeeAListeningPortInTheKernelsTable() {
+        List<String> table = List.of(
+                "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode",
+                "   0: 0100007F:DB71 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1565199",
+                "   1: 0100007F:3419 0100007F:8B2C 01 00000000:00000000 00:00000000 00000000     0        0 1566880");
+        assertTrue(Compare.isListening(0xDB71, table));
+        assertFalse(Compare.isListening(0x3419, table), "established, not listening");
+        assertFalse(Compare.isListening(0x71, table));
+    }
+}

@@ -1,0 +1,129 @@
+package io.github.ucxffm.bench.compare;
+
+import io.github.ucxffm.bench.compare.CompareResults.Cell;
+import io.github.ucxffm.bench.compare.CompareResults.Impl;
+import io.github.ucxffm.bench.compare.CompareResults.Run;
+import io.github.ucxffm.bench.perftest.PerfFinal;
+import io.github.ucxffm.bench.perftest.PerfTestType;
+import org.junit.jupiter.api.Test;
+
+import java.util.List;
+import java.util.OptionalDouble;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Medians, ratios, the table and the CSV files, from synthetic runs. */
+class CompareResultsTest {
+
+    static PerfFinal latency(double p50) {
+        return new PerfFinal(1000, p50, p50 * 1.1, p50 * 1.2, 1, 1, 1e6 / p50, 1e6 / p50);
+    }
+
+    static PerfFinal bandwidth(double mbs) {
+        return new PerfFinal(1000, 1, 1, 1, mbs * 1.1, mbs, 1, 1);
+    }
+
+    /** Three repetitions of three implementations in four cells, one failed run. */
+    static CompareResults sample() {
+        CompareResults r = new CompareResults();
+        Cell lat8 = new Cell("shm", PerfTestType.TAG_LAT, 8);
+        Cell lat64k = new Cell("shm", PerfTestType.TAG_LAT, 65536);
+        Cell bw8 = new Cell("tcp", PerfTestType.TAG_BW, 8);
+        Cell bw64k = new Cell("tcp", PerfTestType.TAG_BW, 65536);
+        double[][] native8 = {{0.10, 0.30, 0.11}};
+        for (int rep = 1; rep <= 3; rep++) {
+            r.add(new Run(Impl.NATIVE, lat8, rep, 1000, latency(native8[0][rep - 1]), null, 0.5));
+            r.add(new Run(Impl.FFM, lat8, rep, 1000, latency(0.2 + rep * 0.01), null, 1.5));
+            r.add(new Run(Impl.JUCX, lat8, rep, 1000, latency(0.4), null, 1.0));
+            r.add(new Run(Impl.NATIVE, lat64k, rep, 1000, latency(5), null, 0.5));
+            r.add(new Run(Impl.FFM, lat64k, rep, 1000, rep == 2 ? null : latency(6), rep == 2 ? "timed out" : null,
+                    1.5));
+            r.add(new Run(Impl.JUCX, lat64k, rep, 1000, latency(7), null, 1.0));
+            r.add(new Run(Impl.NATIVE, bw8, rep, 1000, bandwidth(2), null, 0.5));
+            r.add(new Run(Impl.FFM, bw8, rep, 1000, bandwidth(1), null, 1.5));
+            r.add(new Run(Impl.JUCX, bw8, rep, 1000, bandwidth(1.6), null, 1.0));
+            r.add(new Run(Impl.NATIVE, bw64k, rep, 1000, bandwidth(2000), null, 0.5));
+            r.add(new Run(Impl.FFM, bw64k, rep, 1000, bandwidth(1000 + rep), null, 1.5));
+            r.add(new Run(Impl.JUCX, bw64k, rep, 1000, bandwidth(1500), null, 1.0));
+        }
+        return r;
+    }
+
+    @Test
+    void shouldTakeTheMiddleValueOrTheMeanOfTheTwoMiddleOnes() {
+        assertEquals(OptionalDouble.of(2), CompareResults.median(3, 1, 2));
+        assertEquals(OptionalDouble.of(2.5), CompareResults.median(4, 1, 3, 2));
+        assertEquals(OptionalDouble.empty(), CompareResults.median());
+        assertEquals(OptionalDouble.empty(), CompareResults.ratio(OptionalDouble.of(1), OptionalDouble.of(0)));
+        assertEquals(OptionalDouble.of(0.5), CompareResults.ratio(OptionalDouble.of(1), OptionalDouble.of(2)));
+    }
+
+    @Test
+    void shouldReportPercentileLatencyForLatencyTestsAndOverallBandwidthOtherwise() {
+        CompareResults r = sample();
+        Cell lat8 = new Cell("shm", PerfTestType.TAG_LAT, 8);
+        assertEquals(0.11, r.median(lat8, Impl.NATIVE).getAsDouble(), 1e-12); // 0.10, 0.30, 0.11: the outlier goes
+        assertEquals(0.22, r.median(lat8, Impl.FFM).getAsDouble(), 1e-12);
+        // the failed run is left out: median of two
+        assertEquals(6, r.median(new Cell("shm", PerfTestType.TAG_LAT, 65536), Impl.FFM).getAsDouble(), 1e-12);
+        assertEquals(1002, r.median(new Cell("tcp", PerfTestType.TAG_BW, 65536), Impl.FFM).getAsDouble(), 1e-12);
+        assertTrue(CompareResults.isLatency(PerfTestType.UCP_GET));
+        assertTrue(CompareResults.isLatency(PerfTestType.UCP_PUT_LAT));
+        assertTrue(!CompareResults.isLatency(PerfTestType.UCP_PUT_BW));
+    }
+
+    @Test
+    void shouldPrintOneRowPerCellWithRatiosAndListFailures() {
+        String table = sample().table(3);
+        List<String> lines = table.lines().toList();
+        String row = lines.stream().filter(l -> l.startsWith("shm") && l.contains(" 8 B")).findFirst().orElseThrow();
+        assertTrue(row.matches("shm\\s+tag_lat\\s+8 B\\s+p50 us\\s+0\\.110\\s+0\\.220\\s+0\\.400\\s+2\\.00\\s+0\\.55"),
+                row);
+        String bw = lines.stream().filter(l -> l.contains("64 KiB") && l.startsWith("tcp")).findFirst().orElseThrow();
+        assertTrue(bw.matches("tcp\\s+tag_bw\\s+64 KiB\\s+MB/s\\s+2000\\s+1002\\s+1500\\s+0\\.50\\s+0\\.67"), bw);
+        assertTrue(table.contains("1 run failed:"), table);
+        assertTrue(table.contains("ucx-ffm shm tag_lat 64 KiB #2: timed out"), table);
+        // transports in the order first seen, tests in enum order, sizes ascending
+        assertTrue(table.indexOf("shm       tag_lat           8 B") < table.indexOf("shm       tag_lat        64 KiB"));
+        assertTrue(table.indexOf("64 KiB") < table.indexOf("tcp       tag_bw"));
+    }
+
+    @Test
+    void shouldWriteEveryRunAndTheMediansAsCsv() {
+        CompareResults r = sample();
+        List<String> runs = r.runsCsv().lines().toList();
+        assertEquals(CompareResults.RUNS_HEADER, runs.getFirst());
+        assertEquals(1 + 36, runs.size());
+        int columns = CompareResults.RUNS_HEADER.split(",").length;
+        for (String line : runs.subList(1, runs.size())) {
+            assertEquals(columns, line.split(",", -1).length, line);
+        }
+        assertTrue(runs.stream().anyMatch(l -> l.startsWith("ucx-ffm,shm,tag_lat,65536,2,1000,0,") && l.endsWith(
+                "\"timed out\"")), r.runsCsv());
+        List<String> summary = r.summaryCsv().lines().toList();
+        assertEquals(CompareResults.SUMMARY_HEADER, summary.getFirst());
+        assertEquals(5, summary.size());
+        assertTrue(summary.contains("shm,tag_lat,8,p50_latency_us,0.1100,0.2200,0.4000,2.0000,0.5500"),
+                r.summaryCsv());
+    }
+
+    @Test
+    void shouldKeepTwoSignificantDigitsOfSmallRatios() {
+        CompareResults r = new CompareResults();
+        Cell c = new Cell("shm", PerfTestType.TAG_BW, 8);
+        r.add(new Run(Impl.NATIVE, c, 1, 10, bandwidth(190.5), null, 1));
+        r.add(new Run(Impl.FFM, c, 1, 10, bandwidth(0.3), null, 1));
+        String row = r.table(1).lines().filter(l -> l.startsWith("shm")).findFirst().orElseThrow();
+        assertTrue(row.matches(".*\\s0\\.0016\\s+-$"), row);
+    }
+
+    @Test
+    void shouldNameSizesTheWayTheTableShowsThem() {
+        assertEquals("8 B", CompareResults.formatSize(8));
+        assertEquals("4 KiB", CompareResults.formatSize(4096));
+        assertEquals("64 KiB", CompareResults.formatSize(65536));
+        assertEquals("1 MiB", CompareResults.formatSize(1 << 20));
+        assertEquals("1000 B", CompareResults.formatSize(1000));
+    }
+}

@@ -1,0 +1,128 @@
+package io.github.ucxffm.bench.perftest;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The command line, as ucx_perftest takes it. */
+class PerfParamsTest {
+
+    @Test
+    void shouldTakeUcxPerftestOptionsInAnyOrderWithTheHostAnywhere() {
+        PerfParams p = PerfParams.parse("t", "-t", "tag_bw", "127.0.0.1", "-s", "65536", "-n100", "-w", "7", "-p",
+                "13400", "-O", "4", "-x", "tcp", "-R", "99", "-f");
+        assertEquals(PerfTestType.TAG_BW, p.test());
+        assertEquals("127.0.0.1", p.host());
+        assertEquals(65536, p.size());
+        assertEquals(100, p.iterations());
+        assertEquals(7, p.warmup());
+        assertEquals(13400, p.port());
+        assertEquals(4, p.effectiveWindow());
+        assertEquals("tcp", p.transports());
+        assertEquals(99.0, p.percentile());
+        assertTrue(p.finalOnly());
+        assertFalse(p.isServer());
+    }
+
+    @Test
+    void shouldUseUcxPerftestDefaults() {
+        PerfParams server = PerfParams.parse("t");
+        assertTrue(server.isServer());
+        assertNull(server.test());
+        assertEquals(13337, server.port());
+        PerfParams p = PerfParams.parse("t", "host", "-t", "tag_lat");
+        assertEquals(8, p.size());
+        assertEquals(1_000_000, p.iterations());
+        assertEquals(10_000, p.effectiveWarmup());
+        assertEquals(1, p.effectiveWindow());
+        assertEquals(32, PerfParams.parse("t", "host", "-t", "ucp_put_bw").effectiveWindow());
+        assertEquals(1, PerfParams.parse("t", "host", "-t", "ucp_get").effectiveWindow());
+        assertEquals(1, PerfParams.parse("t", "host", "-t", "ucp_fadd").effectiveWindow());
+        assertEquals(32, PerfParams.parse("t", "host", "-t", "ucp_add").effectiveWindow());
+    }
+
+    @Test
+    void shouldRunAtMostATenthOfTheIterationsAsWarmUpLikeUcxPerftest() {
+        assertEquals(10, PerfParams.parse("t", "h", "-t", "tag_lat", "-n", "100", "-w", "1000").effectiveWarmup());
+        assertEquals(11, PerfParams.parse("t", "h", "-t", "tag_lat", "-n", "101", "-w", "1000").effectiveWarmup());
+        assertEquals(3, PerfParams.parse("t", "h", "-t", "tag_lat", "-n", "100", "-w", "3").effectiveWarmup());
+        assertEquals(0, PerfParams.parse("t", "h", "-t", "tag_lat", "-n", "100", "-w", "0").effectiveWarmup());
+    }
+
+    @Test
+    void shouldRejectWhatItCannotRunWithAReason() {
+        assertTrue(assertThrows(PerfParams.UsageException.class, () -> PerfParams.parse("t", "-d", "mlx5_0"))
+                .getMessage().contains("-d is not supported"));
+        assertTrue(assertThrows(PerfParams.UsageException.class, () -> PerfParams.parse("t", "h", "-t", "am_lat"))
+                .getMessage().contains("unknown test 'am_lat'"));
+        assertTrue(assertThrows(PerfParams.UsageException.class, () -> PerfParams.parse("t", "h"))
+                .getMessage().contains("needs a test"));
+        assertTrue(assertThrows(PerfParams.UsageException.class,
+                () -> PerfParams.parse("t", "h", "-t", "ucp_fadd", "-s", "16")).getMessage().contains("-s 4 or -s 8"));
+        assertTrue(assertThrows(PerfParams.UsageException.class,
+                () -> PerfParams.parse("t", "h", "-t", "tag_lat", "-s", "16,48")).getMessage()
+                .contains("scatter-gather"));
+        assertTrue(assertThrows(PerfParams.UsageException.class,
+                () -> PerfParams.parse("t", "h", "-t", "tag_lat", "-n", "0")).getMessage().contains("-n"));
+        assertTrue(assertThrows(PerfParams.UsageException.class,
+                () -> PerfParams.parse("t", "h", "-t", "tag_lat", "-n")).getMessage().contains("needs a value"));
+        assertTrue(assertThrows(PerfParams.UsageException.class,
+                () -> PerfParams.parse("t", "a", "b", "-t", "tag_lat")).getMessage().contains("one server host"));
+        assertThrows(PerfParams.HelpRequested.class, () -> PerfParams.parse("t", "-h"));
+    }
+
+    @Test
+    void shouldAddTcpForTheConnectionManagerOnlyWhenTheListLacksIt() {
+        assertEquals("shm,tcp", PerfParams.withConnectionTransport("shm"));
+        assertEquals("posix,sysv,cma,tcp", PerfParams.withConnectionTransport("posix,sysv,cma"));
+        assertEquals("tcp", PerfParams.withConnectionTransport("tcp"));
+        assertEquals("shm,tcp", PerfParams.withConnectionTransport("shm,tcp"));
+        assertEquals("all", PerfParams.withConnectionTransport("all"));
+        assertEquals("^cma", PerfParams.withConnectionTransport("^cma"));
+        PerfParams p = PerfParams.parse("t", "h", "-t", "tag_lat", "-x", "shm");
+        assertEquals("shm,tcp", p.ucxTransports("tcp"));
+        assertEquals("shm,tcp", PerfParams.parse("t", "h", "-t", "tag_lat").ucxTransports("shm"));
+        assertNull(PerfParams.parse("t", "h", "-t", "tag_lat").ucxTransports(null));
+    }
+
+    @Test
+    void shouldTakeTheTestFromTheClientsRequestOnTheServer() {
+        PerfParams server = PerfParams.parse("t", "-p", "1234", "-x", "tcp");
+        PerfParams client = PerfParams.parse("t", "h", "-t", "ucp_get", "-s", "4096", "-n", "50", "-w", "2", "-O",
+                "3");
+        byte[] message = Handshake.request(client, new byte[] {1, 2, 3}, 0xABCDL);
+        Handshake.Request r = Handshake.parseRequest(message, message.length);
+        PerfParams p = server.withRequest(r);
+        assertEquals(PerfTestType.UCP_GET, p.test());
+        assertEquals(4096, p.size());
+        assertEquals(50, p.iterations());
+        assertEquals(2, p.warmup());
+        assertEquals(3, p.effectiveWindow());
+        assertEquals(1234, p.port());
+        assertEquals("tcp", p.transports());
+        assertTrue(p.isServer());
+    }
+
+    @Test
+    void shouldPrintUsageAndFailOnBadOptionsWithoutTouchingUcx() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
+        PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8);
+        assertEquals(0, PerfTest.run(o, e, "-h"));
+        String usage = out.toString(StandardCharsets.UTF_8);
+        for (PerfTestType t : PerfTestType.values()) {
+            assertTrue(usage.contains(t.testName()), usage);
+        }
+        assertEquals(1, PerfTest.run(o, e, "-q"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("-q is not supported"), err.toString());
+    }
+}

@@ -1,0 +1,151 @@
+package io.github.ucxffm.bench.perftest;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The table and the Final line, against what ucx_perftest 1.13.1 printed on this machine. */
+class PerfReportTest {
+
+    /** ucx_perftest 127.0.0.1 -t tag_lat -s 8 -n 100000, as printed. */
+    static final String NATIVE_TAG_LAT = """
+            +--------------+--------------+------------------------------+---------------------+-----------------------+
+            |              |              |        latency (usec)        |   bandwidth (MB/s)  |  message rate (msg/s) |
+            +--------------+--------------+----------+---------+---------+----------+----------+-----------+-----------+
+            |    Stage     | # iterations | 50.0%ile | average | overall |  average |  overall |  average  |  overall  |
+            +--------------+--------------+----------+---------+---------+----------+----------+-----------+-----------+
+            Final:                100000      0.110     0.110     0.110       69.18      69.18     9067393     9067393
+            """;
+
+    /** The header of a bandwidth test (ucx_perftest -t tag_bw). */
+    static final String NATIVE_BW_LABEL = "|              |              |       overhead (usec)        |"
+            + "   bandwidth (MB/s)  |  message rate (msg/s) |";
+
+    /** A progress row and a Final line of ucx_perftest over tcp. */
+    static final String NATIVE_ROWS = """
+            [thread 0]            113857      4.338     4.061     4.061        1.88       1.88      246252      246252
+            [thread 0]           2875032      4.354  3949.153     5.813        0.00       1.31         253      172014
+            Final:               3000000      4.424     4.338     6.771        1.76       1.13      230546      147697
+            """;
+
+    @Test
+    void shouldPrintTheHeaderExactlyAsUcxPerftest() {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        PerfReport r = new PerfReport(new PrintStream(b, true, StandardCharsets.UTF_8), PerfTestType.TAG_LAT, 8,
+                50.0, false);
+        r.printHeader(PerfTestType.TAG_LAT);
+        String[] expected = NATIVE_TAG_LAT.split("\n");
+        String[] got = b.toString(StandardCharsets.UTF_8).split("\n");
+        for (int i = 0; i < 5; i++) {
+            assertEquals(expected[i], got[i]);
+        }
+        ByteArrayOutputStream bw = new ByteArrayOutputStream();
+        new PerfReport(new PrintStream(bw, true, StandardCharsets.UTF_8), PerfTestType.TAG_BW, 8, 50.0, false)
+                .printHeader(PerfTestType.TAG_BW);
+        assertEquals(NATIVE_BW_LABEL, bw.toString(StandardCharsets.UTF_8).split("\n")[1]);
+    }
+
+    @Test
+    void shouldFormatRowsInUcxPerftestsColumns() {
+        assertEquals(NATIVE_TAG_LAT.split("\n")[5], PerfReport.formatRow("Final:",
+                new PerfFinal(100000, 0.110, 0.110, 0.110, 69.18, 69.18, 9067393, 9067393)));
+        String[] rows = NATIVE_ROWS.split("\n");
+        assertEquals(rows[1], PerfReport.formatRow("[thread 0]",
+                new PerfFinal(2875032, 4.354, 3949.153, 5.813, 0.00, 1.31, 253, 172014)));
+        assertEquals(rows[2], PerfReport.formatRow("Final:",
+                new PerfFinal(3000000, 4.424, 4.338, 6.771, 1.76, 1.13, 230546, 147697)));
+    }
+
+    @Test
+    void shouldHalveAPingPongAndDeriveBandwidthAndRateFromTheTime() {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        PerfReport r = new PerfReport(new PrintStream(b, true, StandardCharsets.UTF_8), PerfTestType.TAG_LAT,
+                1 << 20, 50.0, false);
+        long t = 1_000_000_000L;
+        r.begin(t);
+        for (int i = 0; i < 100; i++) {
+            t += 2_000; // a round trip of 2 us: 1 us one way
+            r.update(t);
+        }
+        r.finish(t);
+        PerfFinal f = r.result();
+        assertEquals(100, f.iterations());
+        assertEquals(1.0, f.percentileMicros(), 1e-9);
+        assertEquals(1.0, f.overallMicros(), 1e-9);
+        assertEquals(1.0, f.averageMicros(), 1e-9);
+        assertEquals(1e6, f.rateOverall(), 1e-3);
+        assertEquals(1e6, f.bandwidthOverall(), 1e-3); // 1 MiB per microsecond is 10^6 MB/s (MB = 2^20 bytes)
+        r.printFinal();
+        PerfFinal parsed = PerfFinal.lastIn(b.toString(StandardCharsets.UTF_8)).orElseThrow();
+        assertEquals(100, parsed.iterations());
+        assertEquals(1.0, parsed.overallMicros(), 1e-3);
+    }
+
+    @Test
+    void shouldNotHalveAOneWayStreamAndCountDrainingInTheOverallTime() {
+        PerfReport r = new PerfReport(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                PerfTestType.TAG_BW, 1000, 50.0, true);
+        long t = 0;
+        r.begin(t);
+        for (int i = 0; i < 10; i++) {
+            t += 1_000;
+            r.update(t);
+        }
+        r.finish(t + 10_000); // draining the window took as long as the loop
+        PerfFinal f = r.result();
+        assertEquals(1.0, f.percentileMicros(), 1e-9);
+        assertEquals(2.0, f.overallMicros(), 1e-9);
+        assertEquals(1000 / 2e-6 / (1 << 20), f.bandwidthOverall(), 1e-6);
+    }
+
+    @Test
+    void shouldTakeThePercentileOverRecentIterationsOnly() {
+        PerfReport r = new PerfReport(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                PerfTestType.TAG_BW, 8, 50.0, true);
+        long t = 0;
+        r.begin(t);
+        for (int i = 0; i < PerfReport.QUEUE; i++) {
+            t += 100_000; // old and slow
+            r.update(t);
+        }
+        for (int i = 0; i < PerfReport.QUEUE / 2 + 1; i++) {
+            t += 1_000; // recent and fast: the majority of the queue
+            r.update(t);
+        }
+        assertEquals(1.0, r.result().percentileMicros(), 1e-9);
+    }
+
+    @Test
+    void shouldPrintProgressRowsAboutOnceASecondAndTheFinalRowLast() {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        PerfReport r = new PerfReport(new PrintStream(b, true, StandardCharsets.UTF_8), PerfTestType.TAG_LAT, 8,
+                50.0, false);
+        long t = 0;
+        r.begin(t);
+        for (int i = 0; i < 5; i++) {
+            t += 600_000_000L;
+            r.update(t);
+        }
+        r.printFinal();
+        String[] lines = b.toString(StandardCharsets.UTF_8).split("\n");
+        assertEquals(3, lines.length, b.toString());
+        assertTrue(lines[0].startsWith("[thread 0]"));
+        assertTrue(lines[2].startsWith("Final:"));
+    }
+
+    @Test
+    void shouldPrintTheServerBoxInUcxPerftestsWidth() {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        PerfReport.printServerInfo(new PrintStream(b, true, StandardCharsets.UTF_8), "x", PerfTestType.UCP_PUT_LAT,
+                8);
+        for (String line : b.toString(StandardCharsets.UTF_8).split("\n")) {
+            assertEquals(108, line.length(), line);
+        }
+        assertTrue(b.toString(StandardCharsets.UTF_8).contains("| Test:         put latency "));
+    }
+}

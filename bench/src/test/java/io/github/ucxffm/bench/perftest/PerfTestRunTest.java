@@ -1,0 +1,83 @@
+package io.github.ucxffm.bench.perftest;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The ucx-ffm runner as a user runs it: a server process and a client process on 127.0.0.1, every test with a few
+ * iterations. Functional only: the numbers must parse and be positive, never be fast.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class PerfTestRunTest {
+
+    static final String MAIN = PerfTest.class.getName();
+
+    /** Checks a client's output: exit 0, the header, a Final line with the iterations asked for. */
+    static PerfFinal assertRan(RunnerPair.Outcome[] o, long iterations) {
+        String all = "client:\n" + o[0].output() + "\nserver:\n" + o[1].output();
+        assertEquals(0, o[0].exit(), all);
+        assertEquals(0, o[1].exit(), all);
+        assertTrue(o[0].output().contains("| # iterations |"), all);
+        assertTrue(o[1].output().contains("Accepted connection from"), all);
+        PerfFinal f = PerfFinal.lastIn(o[0].output()).orElseThrow(() -> new AssertionError("no Final line\n" + all));
+        assertEquals(iterations, f.iterations(), all);
+        assertTrue(f.percentileMicros() > 0 && f.overallMicros() > 0, all);
+        assertTrue(f.bandwidthOverall() > 0 && f.rateOverall() > 0, all);
+        return f;
+    }
+
+    @ParameterizedTest
+    @EnumSource(PerfTestType.class)
+    void shouldRunEveryTestBetweenTwoProcesses(PerfTestType test) throws Exception {
+        String size = test.operation().isAtomic() ? "8" : "1000";
+        try (RunnerPair pair = new RunnerPair(MAIN, Map.of("UCX_TLS", "shm"))) {
+            RunnerPair.Outcome[] o = pair.run(List.of("-t", test.testName(), "-s", size, "-n", "300", "-w", "20"), 90);
+            assertRan(o, 300);
+            assertTrue(o[0].output().contains("transports: "), o[0].output());
+        }
+    }
+
+    @Test
+    void shouldRunRendezvousSizesOverTcpWithAWindow() throws Exception {
+        for (String test : List.of("tag_bw", "ucp_am_lat", "ucp_put_lat")) {
+            try (RunnerPair pair = new RunnerPair(MAIN, Map.of("UCX_TLS", "tcp"))) {
+                RunnerPair.Outcome[] o = pair.run(List.of("-t", test, "-s", "300000", "-n", "40", "-w", "4", "-O",
+                        "4"), 90);
+                assertRan(o, 40);
+                assertTrue(o[0].output().contains("transports: tcp"), o[0].output());
+            }
+        }
+    }
+
+    @Test
+    void shouldPrintOnlyTheNumbersWithMinusF() throws Exception {
+        try (RunnerPair pair = new RunnerPair(MAIN, Map.of())) {
+            RunnerPair.Outcome[] o = pair.run(List.of("-t", "tag_lat", "-n", "100", "-f"), 60);
+            assertEquals(0, o[0].exit(), o[0].output());
+            assertTrue(o[0].output().contains("|     Test     |"), o[0].output());
+            assertTrue(PerfFinal.lastIn(o[0].output()).isEmpty(), "-f prints the numbers without Final:");
+            assertTrue(o[0].output().lines().anyMatch(l -> l.matches("\\s+100\\s+[0-9.]+(\\s+[0-9.]+){6}")),
+                    o[0].output());
+        }
+    }
+
+    @Test
+    void shouldFailWithAMessageWhenNoServerListens() throws Exception {
+        try (RunnerPair pair = new RunnerPair(MAIN, Map.of())) {
+            RunnerPair.Outcome o = pair.runAlone(List.of("127.0.0.1", "-p", Integer.toString(RunnerPair.freePort()),
+                    "-t", "tag_lat", "-n", "10"), 60);
+            assertNotEquals(0, o.exit(), o.output());
+            assertTrue(o.output().contains("ucx-ffm perftest: failed"), o.output());
+        }
+    }
+}
