@@ -326,9 +326,7 @@ public final class AmPingPong {
                     }
                 }
                 report.stop();
-                if (in.asSlice(0, size).mismatch(out.asSlice(0, size)) >= 0) {
-                    throw SampleException.failed("the last pong differs from the ping");
-                }
+                Session.checkEcho(in, out, size);
                 step = "saying goodbye";
                 bye.set(LONG, 0, total);
                 s.await(ep.sendAm(AM_BYE, null, bye, 0, 8, UcpAmSendFlags.NONE), step);

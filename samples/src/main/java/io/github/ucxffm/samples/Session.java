@@ -192,6 +192,13 @@ final class Session implements AutoCloseable {
         }
     }
 
+    /** A ping-pong's last check: the pong must hold the ping's bytes. */
+    static void checkEcho(java.lang.foreign.MemorySegment in, java.lang.foreign.MemorySegment out, long size) {
+        if (in.asSlice(0, size).mismatch(out.asSlice(0, size)) >= 0) {
+            throw SampleException.failed("the last pong differs from the ping");
+        }
+    }
+
     /** The transports the endpoint uses, for reports. */
     String transports() {
         String t = String.join(",", endpoint.transports());

@@ -132,9 +132,7 @@ public final class StreamPingPong {
                 }
             }
             report.stop();
-            if (in.asSlice(0, size).mismatch(out.asSlice(0, size)) >= 0) {
-                throw SampleException.failed("the last pong differs from the ping");
-            }
+            Session.checkEcho(in, out, size);
             step = "saying goodbye";
             frame.set(INT, 0, MAGIC_BYE);
             frame.set(INT, 4, 0);

@@ -85,11 +85,7 @@ public final class TagPingPong {
             }
         }
         report.stop();
-        if (!in.asSlice(0, size).equals(out.asSlice(0, size))
-                && java.util.Arrays.mismatch(in.asSlice(0, size).toArray(JAVA_BYTE),
-                out.asSlice(0, size).toArray(JAVA_BYTE)) >= 0) {
-            throw SampleException.failed("the last pong differs from the ping");
-        }
+        Session.checkEcho(in, out, size);
         s.await(s.endpoint.sendTag(out, 0, 0, TAG_BYE), "saying goodbye");
         report.print("tag-pingpong", size, s.transports());
     }
