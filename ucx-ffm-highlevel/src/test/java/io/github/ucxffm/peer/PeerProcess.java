@@ -73,10 +73,30 @@ public final class PeerProcess implements AutoCloseable {
      * @throws IOException if the JVM cannot start
      */
     public static PeerProcess start(Map<String, String> environment, String role, String... args) throws IOException {
+        List<String> all = new ArrayList<>(List.of(role));
+        all.addAll(List.of(args));
+        return launch(environment, List.of(), PeerMain.class, all);
+    }
+
+    /**
+     * Starts {@code mainClass args...} in a new JVM with this test's class path, the given environment added, and
+     * the command line put behind {@code wrapper} (for example {@code unshare -rn}, to run the peer in a network
+     * namespace of its own; empty for none).
+     *
+     * @param environment variables to add to this process's environment
+     * @param wrapper     words run before the {@code java} command, or an empty list
+     * @param mainClass   the class whose {@code main} the peer runs
+     * @param args        its arguments
+     * @return the running peer
+     * @throws IOException if the process cannot start
+     */
+    public static PeerProcess launch(Map<String, String> environment, List<String> wrapper, Class<?> mainClass,
+            List<String> args) throws IOException {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        List<String> command = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED",
-                "-XX:+UseSerialGC", "-Xmx256m", "-cp", classpath(), PeerMain.class.getName(), role));
-        command.addAll(List.of(args));
+        List<String> command = new ArrayList<>(wrapper);
+        command.addAll(List.of(java, "--enable-native-access=ALL-UNNAMED", "-XX:+UseSerialGC", "-Xmx256m", "-cp",
+                classpath(), mainClass.getName()));
+        command.addAll(args);
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
         pb.environment().putAll(environment);
         return new PeerProcess(pb.start());
