@@ -14,6 +14,10 @@ final class Buffers {
             throw new IllegalArgumentException("UCX needs native memory: a heap segment cannot be used "
                     + "(allocate it from an Arena, or use UcpMemory)");
         }
+        if (!buffer.scope().isAlive()) {
+            // The hot paths pass raw addresses, so no scope check happens in the call itself
+            throw new IllegalStateException("the buffer's arena is closed");
+        }
         if (offset < 0 || length < 0 || offset > buffer.byteSize() - length) {
             throw new IndexOutOfBoundsException("range [" + offset + ", " + offset + " + " + length
                     + ") is outside a segment of " + buffer.byteSize() + " bytes");

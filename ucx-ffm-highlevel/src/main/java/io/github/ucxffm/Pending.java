@@ -14,6 +14,8 @@ final class Pending {
     static final byte STREAM_RECV = 2;
     static final byte AM_RECV = 3;
     static final byte OTHER = 4;
+    /** A receive that completed when posted; its result waits for poll() (no UCX request). */
+    static final byte DONE = 5;
 
     final int id;
     long request;

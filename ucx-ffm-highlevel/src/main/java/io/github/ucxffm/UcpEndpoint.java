@@ -19,6 +19,7 @@ import java.util.function.Consumer;
 import static io.github.ucxffm.bindings.ucx_h.*;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * A UCP endpoint ({@code ucp_ep_h}): one side of a connection to a peer worker, through which messages, streams,
@@ -296,14 +297,12 @@ public final class UcpEndpoint extends UcxHandle {
     // ---- tag matching -------------------------------------------------------------------------------------------
 
     private long send(MemorySegment buffer, long offset, long length, long tag, boolean sync) {
-        MemorySegment ep = handle();
+        long ep = handle().address();
         Buffers.checkRange(buffer, offset, length);
-        MemorySegment param = worker.param();
-        Pending p = worker.acquire(Pending.SEND, sync ? "ucp_tag_send_sync_nbx" : "ucp_tag_send_nbx", buffer, null);
-        p.endpoint = this;
-        MemorySegment at = Buffers.at(buffer, offset);
-        return worker.started(sync ? ucp_tag_send_sync_nbx(ep, at, length, tag, param)
-                : ucp_tag_send_nbx(ep, at, length, tag, param), p);
+        long result = RawCalls.tagSend(worker.critical, sync, ep, buffer.address() + offset, length, tag,
+                worker.scratch().plainParam);
+        return worker.startedPolled(result, Pending.SEND, sync ? "ucp_tag_send_sync_nbx" : "ucp_tag_send_nbx", this,
+                buffer, null);
     }
 
     /**
@@ -388,12 +387,11 @@ public final class UcpEndpoint extends UcxHandle {
      * @return a request token
      */
     public long sendStream(MemorySegment buffer, long offset, long length) {
-        MemorySegment ep = handle();
+        long ep = handle().address();
         Buffers.checkRange(buffer, offset, length);
-        MemorySegment param = worker.param();
-        Pending p = worker.acquire(Pending.SEND, "ucp_stream_send_nbx", buffer, null);
-        p.endpoint = this;
-        return worker.started(ucp_stream_send_nbx(ep, Buffers.at(buffer, offset), length, param), p);
+        long result = RawCalls.streamSend(worker.critical, ep, buffer.address() + offset, length,
+                worker.scratch().plainParam);
+        return worker.startedPolled(result, Pending.SEND, "ucp_stream_send_nbx", this, buffer, null);
     }
 
     /**
@@ -404,22 +402,19 @@ public final class UcpEndpoint extends UcxHandle {
      * @param offset  start in {@code buffer}
      * @param length  capacity in bytes
      * @param waitAll complete only when {@code length} bytes arrived ({@code UCP_STREAM_RECV_FLAG_WAITALL})
-     * @return a request token
+     * @return a request token; never {@link UcpWorker#COMPLETED}: {@link UcpWorker#poll(long)} hands over the
+     *         received length even when the bytes had arrived and were taken at once
      */
     public long receiveStream(MemorySegment buffer, long offset, long length, boolean waitAll) {
-        MemorySegment ep = handle();
+        long ep = handle().address();
         Buffers.checkRange(buffer, offset, length);
         UcpWorker.Scratch s = worker.scratch();
-        MemorySegment param = worker.param();
-        ucp_request_param_t.op_attr_mask(param, UCP_OP_ATTR_FIELD_FLAGS());
-        ucp_request_param_t.flags(param, waitAll ? UCP_STREAM_RECV_FLAG_WAITALL() : 0);
-        Pending p = worker.acquire(Pending.STREAM_RECV, "ucp_stream_recv_nbx", buffer, null);
-        p.endpoint = this;
-        MemorySegment result = ucp_stream_recv_nbx(ep, Buffers.at(buffer, offset), length, s.length, param);
-        if (result.address() == 0) {
-            s.receivedLength = s.length.get(java.lang.foreign.ValueLayout.JAVA_LONG, 0);
+        long result = RawCalls.streamRecv(worker.critical, ep, buffer.address() + offset, length, s.lengthAddress,
+                waitAll ? s.streamRecvAllParam : s.streamRecvParam);
+        if (result == 0) {
+            return worker.completedReceive("ucp_stream_recv_nbx", s.length.get(JAVA_LONG, 0), 0, 0);
         }
-        return worker.started(result, p);
+        return worker.startedPolled(result, Pending.STREAM_RECV, "ucp_stream_recv_nbx", this, buffer, null);
     }
 
     // ---- RMA and atomics ----------------------------------------------------------------------------------------
@@ -472,6 +467,22 @@ public final class UcpEndpoint extends UcxHandle {
         rkey.checkRemote(remoteAddress, length);
         MemorySegment local = memory != null ? memory.segment() : Objects.requireNonNull(buffer, "buffer");
         Buffers.checkRange(local, offset, length);
+        if (callback == null) {
+            if (memory != null) {
+                memory.beginUse(); // ended by the worker when the operation completes, now or later
+            }
+            long result;
+            try {
+                result = RawCalls.rma(worker.critical, put, ep.address(), local.address() + offset, length,
+                        remoteAddress, rk.address(), worker.scratch().plainParam);
+            } catch (RuntimeException e) {
+                if (memory != null) {
+                    memory.endUse();
+                }
+                throw e;
+            }
+            return worker.startedPolled(result, Pending.OTHER, op, this, local, rkey, memory);
+        }
         MemorySegment param = worker.param();
         Pending p = worker.acquire(Pending.OTHER, op, local, rkey);
         p.endpoint = this;
@@ -484,16 +495,11 @@ public final class UcpEndpoint extends UcxHandle {
             }
             p.memory = memory; // released by the worker when the operation completes
         }
-        if (callback != null) {
-            p.callback = callback;
-            worker.callbackParams(param, 0, worker.sendStub, p);
-        }
+        p.callback = callback;
+        worker.callbackParams(param, 0, worker.sendStub, p);
         MemorySegment at = Buffers.at(local, offset);
         MemorySegment result = put ? ucp_put_nbx(ep, at, length, remoteAddress, rk, param)
                 : ucp_get_nbx(ep, at, length, remoteAddress, rk, param);
-        if (callback == null) {
-            return worker.started(result, p);
-        }
         worker.startedWithCallback(result, p, 0, 0); // length 0 whether it completes now or later
         return UcpWorker.COMPLETED;
     }
@@ -762,23 +768,26 @@ public final class UcpEndpoint extends UcxHandle {
     private long startAtomic(MemorySegment ep, MemorySegment rk, UcpAtomicOp op, MemorySegment operand,
                              MemorySegment result, long remoteAddress, UcpCallback callback) {
         MemorySegment param = worker.param();
+        int mask = UCP_OP_ATTR_FIELD_DATATYPE() | (result != null ? UCP_OP_ATTR_FIELD_REPLY_BUFFER() : 0);
+        if (callback == null) {
+            ucp_request_param_t.op_attr_mask(param, mask);
+            ucp_request_param_t.datatype(param, operand.byteSize() == 4 ? DATATYPE_32 : DATATYPE_64);
+            if (result != null) {
+                ucp_request_param_t.reply_buffer(param, result);
+            }
+            long status = RawCalls.atomic(worker.critical, ep.address(), op.code, operand.address(), 1,
+                    remoteAddress, rk.address(), param.address());
+            return worker.startedPolled(status, Pending.OTHER, "ucp_atomic_op_nbx", this, operand, result);
+        }
         Pending p = worker.acquire(Pending.OTHER, "ucp_atomic_op_nbx", operand, result);
         p.endpoint = this;
-        int mask = UCP_OP_ATTR_FIELD_DATATYPE() | (result != null ? UCP_OP_ATTR_FIELD_REPLY_BUFFER() : 0);
-        if (callback != null) {
-            p.callback = callback;
-            worker.callbackParams(param, mask, worker.sendStub, p);
-        } else {
-            ucp_request_param_t.op_attr_mask(param, mask);
-        }
+        p.callback = callback;
+        worker.callbackParams(param, mask, worker.sendStub, p);
         ucp_request_param_t.datatype(param, operand.byteSize() == 4 ? DATATYPE_32 : DATATYPE_64);
         if (result != null) {
             ucp_request_param_t.reply_buffer(param, result);
         }
         MemorySegment status = ucp_atomic_op_nbx(ep, op.code, operand, 1, remoteAddress, rk, param);
-        if (callback == null) {
-            return worker.started(status, p);
-        }
         worker.startedWithCallback(status, p, 0, 0);
         return UcpWorker.COMPLETED;
     }
@@ -1150,12 +1159,11 @@ public final class UcpEndpoint extends UcxHandle {
      */
     public long sendAm(int id, MemorySegment header, MemorySegment data, long offset, long length, int flags) {
         MemorySegment ep = amSendChecks(id, header, data, offset, length, flags);
-        MemorySegment param = worker.param();
-        ucp_request_param_t.op_attr_mask(param, UCP_OP_ATTR_FIELD_FLAGS());
+        MemorySegment param = worker.scratch().amSendParam;
         ucp_request_param_t.flags(param, flags);
-        Pending p = amSend(header, data);
-        return worker.started(ucp_am_send_nbx(ep, id, headerAddress(header), headerLength(header),
-                Buffers.at(data, offset), length, param), p);
+        long result = RawCalls.amSend(worker.critical, ep.address(), id, headerAddress(header).address(),
+                headerLength(header), data.address() + offset, length, param.address());
+        return worker.startedPolled(result, Pending.SEND, "ucp_am_send_nbx", this, data, header);
     }
 
     /**

@@ -58,6 +58,8 @@ public final class UcpWorker extends UcxHandle {
     private final UcsThreadMode mode;
     private final Thread owner;
     private final boolean locking;
+    /** Whether the hot-path calls may skip the thread-state transition (see {@link RawCalls}): not for MULTI. */
+    final boolean critical;
     final Arena arena = Arena.ofShared();
     private final MemorySegment handle;
 
@@ -74,6 +76,18 @@ public final class UcpWorker extends UcxHandle {
         final MemorySegment param;
         final MemorySegment tagInfo;
         final MemorySegment length;
+        /** Raw addresses of the above, and of parameter structs filled once and never written again. */
+        final long tagInfoAddress;
+        final long lengthAddress;
+        /** No field set: a polled operation without flags. */
+        final long plainParam;
+        /** No immediate completion: a polled tag receive posted when no matching message had arrived. */
+        final long tagRecvParam;
+        /** Flags 0, and {@code UCP_STREAM_RECV_FLAG_WAITALL}: polled stream receives. */
+        final long streamRecvParam;
+        final long streamRecvAllParam;
+        /** Flags only; the flags field is written per call: polled active-message sends. */
+        final MemorySegment amSendParam;
         long receivedTag;
         long receivedLength;
 
@@ -81,6 +95,22 @@ public final class UcpWorker extends UcxHandle {
             param = ucp_request_param_t.allocate(arena);
             tagInfo = ucp_tag_recv_info.allocate(arena);
             length = arena.allocate(JAVA_LONG);
+            tagInfoAddress = tagInfo.address();
+            lengthAddress = length.address();
+            plainParam = ucp_request_param_t.allocate(arena).address();
+            MemorySegment tagRecv = ucp_request_param_t.allocate(arena);
+            ucp_request_param_t.op_attr_mask(tagRecv, UCP_OP_ATTR_FLAG_NO_IMM_CMPL());
+            tagRecvParam = tagRecv.address();
+            streamRecvParam = flagsParam(arena, 0).address();
+            streamRecvAllParam = flagsParam(arena, UCP_STREAM_RECV_FLAG_WAITALL()).address();
+            amSendParam = flagsParam(arena, 0);
+        }
+
+        private static MemorySegment flagsParam(Arena arena, int flags) {
+            MemorySegment p = ucp_request_param_t.allocate(arena);
+            ucp_request_param_t.op_attr_mask(p, UCP_OP_ATTR_FIELD_FLAGS());
+            ucp_request_param_t.flags(p, flags);
+            return p;
         }
     }
 
@@ -88,6 +118,9 @@ public final class UcpWorker extends UcxHandle {
     private final ThreadLocal<Scratch> perThread;
 
     private final LongObjectMap<Pending> inFlight = new LongObjectMap<>(256);
+    /** Receives completed when posted whose results wait for poll(), and the sequence of their tokens. */
+    private int immediateCount;
+    private int immediateSequence;
     private Pending[] pending = new Pending[(int) INITIAL_POOL];
     private int[] free = new int[(int) INITIAL_POOL];
     private int freeCount;
@@ -104,6 +137,7 @@ public final class UcpWorker extends UcxHandle {
         this.mode = mode;
         this.owner = Thread.currentThread();
         this.locking = mode == UcsThreadMode.MULTI;
+        this.critical = !locking;
         try (Arena call = Arena.ofConfined()) {
             MemorySegment params = ucp_worker_params.allocate(call);
             long mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE();
@@ -510,6 +544,103 @@ public final class UcpWorker extends UcxHandle {
         return started(result.address(), p);
     }
 
+    /**
+     * Handles the {@code ucs_status_ptr_t} of a polled operation started without a pending slot: nothing to do when
+     * it completed at once (the common case of a small message), the slot is taken only for a request in flight.
+     *
+     * @return the token: {@link #COMPLETED} or the request address
+     */
+    long startedPolled(long address, byte kind, String op, UcpEndpoint endpoint, Object keep1, Object keep2) {
+        return startedPolled(address, kind, op, endpoint, keep1, keep2, null);
+    }
+
+    /**
+     * {@link #startedPolled(long, byte, String, UcpEndpoint, Object, Object)} for an operation on registered memory
+     * whose use began before the call: the use ends now if the operation completed or failed at once, else when it
+     * completes.
+     */
+    long startedPolled(long address, byte kind, String op, UcpEndpoint endpoint, Object keep1, Object keep2,
+                       UcpMemory memory) {
+        if (address == 0) {
+            if (memory != null) {
+                memory.endUse();
+            }
+            return COMPLETED;
+        }
+        if (Long.compareUnsigned(address, UCS_ERR_LAST()) >= 0) { // UCS_PTR_IS_ERR
+            if (memory != null) {
+                memory.endUse();
+            }
+            throw UcxException.of(op, (byte) address);
+        }
+        Pending p = acquire(kind, op, keep1, keep2);
+        p.endpoint = endpoint;
+        p.memory = memory;
+        p.request = address;
+        lock();
+        try {
+            inFlight.put(address, p);
+        } finally {
+            unlock();
+        }
+        return address;
+    }
+
+    /**
+     * A token for a receive that completed when it was posted: its tag and length wait in a pending slot until
+     * {@link #poll(long)} hands them over, so that {@link #receivedTag()} and {@link #receivedLength()} describe
+     * the receive just polled, as they do for one that completed later. Odd, unlike request addresses; the upper
+     * half is a sequence number, so a token polled twice is refused rather than mistaken for a newer one.
+     */
+    long completedReceive(String op, long length, long tag, int status) {
+        lock();
+        try {
+            if (freeCount == 0) {
+                growPool();
+            }
+            Pending p = pending[free[--freeCount]];
+            p.kind = Pending.DONE;
+            p.op = op;
+            p.length = length;
+            p.tag = tag;
+            p.status = status;
+            long token = ((long) (++immediateSequence & 0x7fffffff) << 32) | ((long) p.id << 1) | 1L;
+            p.request = token;
+            immediateCount++;
+            return token;
+        } finally {
+            unlock();
+        }
+    }
+
+    private boolean pollCompletedReceive(long token) {
+        check();
+        int id = (int) ((token & 0xffffffffL) >>> 1);
+        Pending p;
+        lock();
+        try {
+            p = id < pending.length ? pending[id] : null;
+            if (p == null || p.request != token || p.kind != Pending.DONE) {
+                throw new IllegalStateException("unknown request token " + Long.toHexString(token)
+                        + " (already completed, or not from a polled operation of this worker)");
+            }
+            immediateCount--;
+        } finally {
+            unlock();
+        }
+        int status = p.status;
+        String op = p.op;
+        if (status < 0) {
+            recycle(p);
+            throw UcxException.of(op, status);
+        }
+        Scratch s = scratch();
+        s.receivedTag = p.tag;
+        s.receivedLength = p.length;
+        recycle(p);
+        return true;
+    }
+
     private long started(long address, Pending p) {
         if (address == 0) {
             recycle(p);
@@ -543,6 +674,9 @@ public final class UcpWorker extends UcxHandle {
         if (request == COMPLETED) {
             return true;
         }
+        if ((request & 1L) != 0) {
+            return pollCompletedReceive(request);
+        }
         check();
         Pending p;
         lock();
@@ -560,23 +694,23 @@ public final class UcpWorker extends UcxHandle {
         byte status;
         Scratch s = scratch();
         if (p.kind == Pending.TAG_RECV) {
-            status = RawCalls.tagRecvTest(request, s.tagInfo);
+            status = RawCalls.tagRecvTest(critical, request, s.tagInfoAddress);
             if (status != UCS_INPROGRESS()) {
                 s.receivedTag = ucp_tag_recv_info.sender_tag(s.tagInfo);
                 s.receivedLength = ucp_tag_recv_info.length(s.tagInfo);
             }
         } else if (p.kind == Pending.STREAM_RECV) {
-            status = RawCalls.streamRecvTest(request, s.length);
+            status = RawCalls.streamRecvTest(critical, request, s.lengthAddress);
             if (status != UCS_INPROGRESS()) {
                 s.receivedLength = s.length.get(JAVA_LONG, 0);
             }
         } else if (p.kind == Pending.AM_RECV) {
-            status = RawCalls.checkStatus(request);
+            status = RawCalls.checkStatus(critical, request);
             if (status != UCS_INPROGRESS()) {
                 s.receivedLength = p.length; // an active message's data arrives whole: its announced length
             }
         } else {
-            status = RawCalls.checkStatus(request);
+            status = RawCalls.checkStatus(critical, request);
         }
         if (status == UCS_INPROGRESS()) {
             return false;
@@ -587,7 +721,7 @@ public final class UcpWorker extends UcxHandle {
         } finally {
             unlock();
         }
-        RawCalls.free(request);
+        RawCalls.free(critical, request);
         String op = p.op;
         UcpEndpoint ep = p.endpoint;
         recycle(p);
@@ -613,8 +747,8 @@ public final class UcpWorker extends UcxHandle {
      * @param request a token of this worker; {@link #COMPLETED} is ignored
      */
     public void cancel(long request) {
-        if (request == COMPLETED) {
-            return;
+        if (request == COMPLETED || (request & 1L) != 0) {
+            return; // completed already: a receive's result waiting for poll()
         }
         check();
         ucp_request_cancel(handle, MemorySegment.ofAddress(request));
@@ -642,7 +776,7 @@ public final class UcpWorker extends UcxHandle {
     int inFlightCount() {
         lock();
         try {
-            return inFlight.size();
+            return inFlight.size() + immediateCount;
         } finally {
             unlock();
         }
@@ -872,18 +1006,34 @@ public final class UcpWorker extends UcxHandle {
      * @param length  capacity in bytes
      * @param tag     tag to match
      * @param tagMask which bits of the tag must match ({@code -1L}: all)
-     * @return a request token; never {@link #COMPLETED}, even for a message that had arrived: UCX reports its tag
-     *         and length only through the request, which {@link #poll(long)} reads
+     * @return a request token; never {@link #COMPLETED}, even for a message that had arrived and was received at
+     *         once: {@link #poll(long)} hands over its tag and length (at no cost: no UCX request is involved)
      */
     public long receiveTag(MemorySegment buffer, long offset, long length, long tag, long tagMask) {
-        MemorySegment h = handle();
+        long h = handle().address();
         Buffers.checkRange(buffer, offset, length);
-        MemorySegment param = param();
-        // UCX 1.13 does not fill recv_info when the receive matches an arrived message at once: get a request even
-        // then, so that poll() reads the tag and length from it
-        ucp_request_param_t.op_attr_mask(param, UCP_OP_ATTR_FLAG_NO_IMM_CMPL());
-        Pending p = acquire(Pending.TAG_RECV, "ucp_tag_recv_nbx", buffer, null);
-        return started(ucp_tag_recv_nbx(h, Buffers.at(buffer, offset), length, tag, tagMask, param), p);
+        Scratch s = scratch();
+        long at = buffer.address() + offset;
+        // UCX 1.13 leaves recv_info unwritten when a receive matches an arrived message at once, so the tag and
+        // length of such a message would be lost. Take an arrived message with a probe instead, which reports
+        // them, and receive it; post a receive only when none has arrived (no progress runs in between, so none
+        // can have arrived meanwhile on this thread; one that another thread's progress delivers is matched by the
+        // receive, which then completes through its request like any other).
+        long message = RawCalls.tagProbe(critical, h, tag, tagMask, 1, s.tagInfoAddress);
+        if (message != 0) {
+            long result = RawCalls.tagMessageRecv(critical, h, at, length, message, s.plainParam);
+            long arrivedLength = ucp_tag_recv_info.length(s.tagInfo);
+            long arrivedTag = ucp_tag_recv_info.sender_tag(s.tagInfo);
+            if (result == 0) {
+                return completedReceive("ucp_tag_recv_nbx", arrivedLength, arrivedTag, 0);
+            }
+            if (Long.compareUnsigned(result, UCS_ERR_LAST()) >= 0) { // failed at once: poll() reports it
+                return completedReceive("ucp_tag_recv_nbx", arrivedLength, arrivedTag, (byte) result);
+            }
+            return startedPolled(result, Pending.TAG_RECV, "ucp_tag_recv_nbx", null, buffer, null);
+        }
+        long result = RawCalls.tagRecv(critical, h, at, length, tag, tagMask, s.tagRecvParam);
+        return startedPolled(result, Pending.TAG_RECV, "ucp_tag_recv_nbx", null, buffer, null);
     }
 
     /**

@@ -1,0 +1,158 @@
+package io.github.ucxffm;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.concurrent.TimeUnit;
+
+import static io.github.ucxffm.TestSupport.assertBytes;
+import static io.github.ucxffm.TestSupport.pattern;
+import static io.github.ucxffm.TestSupport.progressFor;
+import static io.github.ucxffm.TestSupport.progressUntil;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Operations that complete when they are started. A receive of a message that had already arrived completes at once too,
+ * but its token still carries the message's tag and length to {@link UcpWorker#poll(long)}, so that what
+ * {@code receivedTag()}/{@code receivedLength()} report always belongs to the receive just polled.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class ImmediateCompletionTest {
+
+    private UcpContext context;
+    private UcpWorker a;
+    private UcpWorker b;
+    private UcpEndpoint ab;
+    private UcpEndpoint ba;
+    private Arena arena;
+
+    @BeforeEach
+    void setUp() {
+        context = UcpContext.builder().features(UcpContext.Feature.TAG, UcpContext.Feature.STREAM).build();
+        a = context.newWorker();
+        b = context.newWorker();
+        ab = a.connect(b.address());
+        arena = Arena.ofConfined();
+    }
+
+    @AfterEach
+    void tearDown() {
+        context.close();
+        arena.close();
+    }
+
+    /** Sends a tag message and progresses until it waits at b, unexpected. */
+    private MemorySegment arrive(long size, long tag, int seed) {
+        MemorySegment src = pattern(arena, size, seed);
+        long send = ab.sendTag(src, 0, size, tag); // COMPLETED once the endpoint is wired up; not the first time
+        progressUntil(() -> b.probeTag(tag, -1L, false) != 0, 10_000, a, b);
+        progressUntil(() -> a.poll(send), 10_000, a, b);
+        return src;
+    }
+
+    @Test
+    void shouldHandEachArrivedMessagesTagAndLengthToItsOwnPoll() {
+        MemorySegment first = arrive(10, 0x51, 1);
+        MemorySegment second = arrive(20, 0x52, 2);
+        MemorySegment d1 = arena.allocate(64);
+        MemorySegment d2 = arena.allocate(64);
+        // both complete when posted; polled afterwards, in order, each poll reports its own message
+        long r1 = b.receiveTag(d1, 0, 64, 0, 0);
+        long r2 = b.receiveTag(d2, 0, 64, 0, 0);
+        assertNotEquals(UcpWorker.COMPLETED, r1);
+        assertNotEquals(UcpWorker.COMPLETED, r2);
+        assertNotEquals(r1, r2);
+        assertEquals(2, b.inFlightCount(), "results waiting for poll count as in flight");
+        assertTrue(b.poll(r1));
+        assertEquals(0x51, b.receivedTag());
+        assertEquals(10, b.receivedLength());
+        assertTrue(b.poll(r2));
+        assertEquals(0x52, b.receivedTag());
+        assertEquals(20, b.receivedLength());
+        assertBytes(first.toArray(JAVA_BYTE), d1.asSlice(0, 10), "first");
+        assertBytes(second.toArray(JAVA_BYTE), d2.asSlice(0, 20), "second");
+        assertEquals(0, b.inFlightCount());
+    }
+
+    @Test
+    void shouldRefuseATokenPolledTwiceEvenAfterItsSlotWasReused() {
+        arrive(8, 7, 3);
+        long r1 = b.receiveTag(arena.allocate(8), 0, 8, 7, -1L);
+        assertTrue(b.poll(r1));
+        assertThrows(IllegalStateException.class, () -> b.poll(r1));
+        arrive(8, 7, 4);
+        long r2 = b.receiveTag(arena.allocate(8), 0, 8, 7, -1L); // likely the same pending slot as r1
+        assertNotEquals(r1, r2);
+        assertThrows(IllegalStateException.class, () -> b.poll(r1), "a stale token must not read r2's result");
+        assertTrue(b.poll(r2));
+        assertThrows(IllegalStateException.class, () -> b.poll(r2 ^ 0x100L), "a made-up token");
+    }
+
+    @Test
+    void shouldReportTruncationOfAnArrivedMessageOnPoll() {
+        arrive(100, 9, 5);
+        long r = b.receiveTag(arena.allocate(10), 0, 10, 9, -1L);
+        b.cancel(r); // already complete: nothing to cancel, and no crash on a token that is not a request
+        UcxException e = assertThrows(UcxException.class, () -> b.poll(r));
+        assertTrue(e instanceof UcxTruncatedException, "got " + e);
+        assertEquals(0, b.inFlightCount());
+        assertEquals(0, b.probeTag(9, -1L, false), "the truncated message was consumed");
+    }
+
+    @Test
+    void shouldPostAReceiveWhenNothingHasArrivedAndCompleteItLater() {
+        MemorySegment dst = arena.allocate(32);
+        long r = b.receiveTag(dst, 0, 32, 0x77, -1L);
+        assertEquals(0, r & 1L, "nothing had arrived: the token is a UCX request");
+        MemorySegment src = pattern(arena, 32, 6);
+        ab.sendTag(src, 0, 32, 0x77);
+        progressUntil(() -> b.poll(r), 10_000, a, b);
+        assertEquals(0x77, b.receivedTag());
+        assertEquals(32, b.receivedLength());
+        assertBytes(src.toArray(JAVA_BYTE), dst, "posted receive");
+    }
+
+    @Test
+    void shouldHandTheLengthOfArrivedStreamBytesToItsOwnPoll() {
+        ba = b.connect(a.address());
+        MemorySegment first = pattern(arena, 12, 7);
+        MemorySegment second = pattern(arena, 5, 8);
+        MemorySegment d1 = arena.allocate(64);
+        MemorySegment d2 = arena.allocate(64);
+        long s1 = ab.sendStream(first, 0, 12);
+        progressFor(200, a, b);
+        assertTrue(a.poll(s1));
+        long r1 = ba.receiveStream(d1, 0, 64, false);
+        assertEquals(1, r1 & 1L, "12 bytes had arrived: the receive should complete at once");
+        long s2 = ab.sendStream(second, 0, 5);
+        progressFor(200, a, b);
+        assertTrue(a.poll(s2));
+        long r2 = ba.receiveStream(d2, 0, 64, false);
+        assertEquals(1, r2 & 1L, "5 bytes had arrived: the receive should complete at once");
+        assertTrue(b.poll(r1));
+        assertEquals(12, b.receivedLength(), "the first receive's length, not the later one's");
+        assertTrue(b.poll(r2));
+        assertEquals(5, b.receivedLength());
+        assertBytes(first.toArray(JAVA_BYTE), d1.asSlice(0, 12), "first");
+        assertBytes(second.toArray(JAVA_BYTE), d2.asSlice(0, 5), "second");
+    }
+
+    @Test
+    void shouldRefuseABufferWhoseArenaIsClosedBeforeUcxSeesIt() {
+        Arena gone = Arena.ofConfined();
+        MemorySegment buffer = gone.allocate(64);
+        gone.close();
+        assertThrows(IllegalStateException.class, () -> ab.sendTag(buffer, 0, 64, 1));
+        assertThrows(IllegalStateException.class, () -> b.receiveTag(buffer, 0, 64, 1, -1L));
+        assertEquals(0, a.inFlightCount());
+        assertEquals(0, b.inFlightCount());
+    }
+}
