@@ -3,6 +3,7 @@ package io.github.ucxffm.bench.jucx;
 import io.github.ucxffm.bench.perftest.Handshake;
 import io.github.ucxffm.bench.perftest.PerfParams;
 import io.github.ucxffm.bench.perftest.PerfReport;
+import io.github.ucxffm.bench.perftest.PerfRunner;
 import io.github.ucxffm.bench.perftest.PerfTestType;
 import org.openucx.jucx.UcxUtils;
 import org.openucx.jucx.ucp.UcpAmData;
@@ -45,7 +46,7 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
  * {@code UcpAmData} per active message, which is part of what is measured. JDK memory access
  * ({@code MemorySegment}) is used only to read and fill the UCX-allocated buffers, never to call UCX.
  */
-public final class JucxPerfTest implements AutoCloseable {
+public final class JucxPerfTest extends PerfRunner {
 
     static final String RUNNER = "jucx perftest";
     /** The tests JUCX's API can run. */
@@ -60,8 +61,6 @@ public final class JucxPerfTest implements AutoCloseable {
     private static final long HANDSHAKE_TIMEOUT_NANOS = 30_000_000_000L;
     private static final VarHandle BYTE = JAVA_BYTE.varHandle();
 
-    private final PrintStream out;
-    private final PrintStream err;
     private final UcpContext context;
     private final UcpWorker worker;
     private final UcpMemory controlMemory;
@@ -70,7 +69,6 @@ public final class JucxPerfTest implements AutoCloseable {
     private final byte[] controlBytes = new byte[Handshake.MAX_MESSAGE];
     private volatile String failure;
 
-    private PerfParams params;
     private UcpEndpoint endpoint;
     private UcpConnectionRequest connectionRequest;
     private UcpMemory sendMemory;
@@ -96,11 +94,9 @@ public final class JucxPerfTest implements AutoCloseable {
     private UcpAmData[] amKept = new UcpAmData[64];
     private int amKeptCount;
     private long sequence;
-    private String allocationLine;
 
     private JucxPerfTest(PrintStream out, PrintStream err, String transports) {
-        this.out = out;
-        this.err = err;
+        super(RUNNER, out, err);
         // The same features as the ucx-ffm runner, atomics included, so that UCX configures both alike.
         UcpParams p = new UcpParams().requestTagFeature().requestStreamFeature().requestAmFeature()
                 .requestRmaFeature().requestAtomic32BitFeature().requestAtomic64BitFeature();
@@ -133,39 +129,9 @@ public final class JucxPerfTest implements AutoCloseable {
      * @return the exit status: 0 on success, 1 on failure or bad usage
      */
     public static int run(PrintStream out, PrintStream err, String... args) {
-        PerfParams p;
-        try {
-            p = PerfParams.parse(RUNNER, args);
-            if (p.test() != null) {
-                checkSupported(p.test());
-            }
-        } catch (PerfParams.HelpRequested h) {
-            out.print(PerfParams.usage(RUNNER));
-            out.println("  JUCX 1.15 has no atomic operations and no synchronous tag send: ucp_add, ucp_fadd,");
-            out.println("  ucp_swap, ucp_cswap, tag_sync_lat and tag_sync_bw do not run here.");
-            return 0;
-        } catch (PerfParams.UsageException | UnsupportedOperationException e) {
-            err.println(RUNNER + ": " + e.getMessage());
-            return 1;
-        }
-        String tls = p.ucxTransports(System.getenv("UCX_TLS"));
-        try (JucxPerfTest t = new JucxPerfTest(out, err, tls)) {
-            if (p.isServer()) {
-                t.serve(p);
-            } else {
-                t.client(p);
-            }
-            return 0;
-        } catch (UnsupportedOperationException | PerfParams.UsageException e) {
-            err.println(RUNNER + ": " + e.getMessage());
-            return 1;
-        } catch (Exception e) {
-            err.println(RUNNER + ": failed: " + e);
-            for (Throwable c = e.getCause(); c != null; c = c.getCause()) {
-                err.println("  caused by " + c);
-            }
-            return 1;
-        }
+        return PerfRunner.run(RUNNER, out, err, args, JucxPerfTest::checkSupported,
+                "  JUCX 1.15 has no atomic operations and no synchronous tag send: ucp_add, ucp_fadd,\n"
+                + "  ucp_swap, ucp_cswap, tag_sync_lat and tag_sync_bw do not run here.\n", JucxPerfTest::new);
     }
 
     private static void checkSupported(PerfTestType test) {
@@ -181,7 +147,8 @@ public final class JucxPerfTest implements AutoCloseable {
 
     // ---- session ------------------------------------------------------------------------------------------------
 
-    private void serve(PerfParams p) throws Exception {
+    @Override
+    protected void serve(PerfParams p) throws Exception {
         UcpListener listener = worker.newListener(new UcpListenerParams()
                 .setSockAddr(new InetSocketAddress(p.port()))
                 .setConnectionHandler(r -> connectionRequest = r));
@@ -216,7 +183,8 @@ public final class JucxPerfTest implements AutoCloseable {
         runServer();
     }
 
-    private void client(PerfParams p) throws Exception {
+    @Override
+    protected void client(PerfParams p) throws Exception {
         params = p;
         endpoint = worker.newEndpoint(new UcpEndpointParams()
                 .setSocketAddress(new InetSocketAddress(p.host(), p.port()))
@@ -328,7 +296,8 @@ public final class JucxPerfTest implements AutoCloseable {
         }
     }
 
-    private void barrier(int sequenceNumber, boolean server) throws Exception {
+    @Override
+    protected void barrier(int sequenceNumber, boolean server) throws Exception {
         byte[] message = Handshake.barrier(sequenceNumber);
         if (server) {
             int n = receiveControl(false);
@@ -345,67 +314,8 @@ public final class JucxPerfTest implements AutoCloseable {
 
     // ---- runs -----------------------------------------------------------------------------------------------------
 
-    private void runClient(PerfReport report) throws Exception {
-        long warmup = params.effectiveWarmup();
-        boolean pingPong = params.test().pattern() == PerfTestType.Pattern.PING_PONG;
-        if (warmup > 0) {
-            if (pingPong) {
-                pingLoop(warmup, null);
-            } else {
-                streamLoop(warmup, null);
-            }
-        }
-        barrier(1, false);
-        long allocatedBefore = PerfReport.allocatedBytes();
-        report.begin(System.nanoTime());
-        if (pingPong) {
-            pingLoop(params.iterations(), report);
-        } else {
-            streamLoop(params.iterations(), report);
-        }
-        report.finish(System.nanoTime());
-        long allocated = allocatedBefore < 0 ? -1 : PerfReport.allocatedBytes() - allocatedBefore;
-        barrier(2, false);
-        allocationLine = PerfReport.allocationLine(RUNNER, allocated, params.iterations());
-    }
-
-    private void runServer() throws Exception {
-        long warmup = params.effectiveWarmup();
-        boolean pingPong = params.test().pattern() == PerfTestType.Pattern.PING_PONG;
-        if (warmup > 0) {
-            if (pingPong) {
-                pongLoop(warmup);
-            } else {
-                sinkLoop(warmup);
-            }
-        }
-        barrier(1, true);
-        if (pingPong) {
-            pongLoop(params.iterations());
-        } else {
-            sinkLoop(params.iterations());
-        }
-        barrier(2, true);
-    }
-
-    private void pingLoop(long iterations, PerfReport report) throws Exception {
-        for (long i = 0; i < iterations; i++) {
-            ping();
-            if (report != null) {
-                report.update(System.nanoTime());
-            }
-        }
-        drain();
-    }
-
-    private void pongLoop(long iterations) throws Exception {
-        for (long i = 0; i < iterations; i++) {
-            pong();
-        }
-        drain();
-    }
-
-    private void ping() throws Exception {
+    @Override
+    protected void ping() throws Exception {
         switch (operation) {
             case TAG -> {
                 UcpRequest r = worker.recvTaggedNonBlocking(recv, size, Handshake.DATA_TAG, -1L, null);
@@ -432,7 +342,8 @@ public final class JucxPerfTest implements AutoCloseable {
         }
     }
 
-    private void pong() throws Exception {
+    @Override
+    protected void pong() throws Exception {
         switch (operation) {
             case TAG -> {
                 await(worker.recvTaggedNonBlocking(recv, size, Handshake.DATA_TAG, -1L, null));
@@ -472,21 +383,18 @@ public final class JucxPerfTest implements AutoCloseable {
         }
     }
 
-    private void streamLoop(long iterations, PerfReport report) throws Exception {
-        for (long i = 0; i < iterations; i++) {
-            waitBelow(window);
-            push(issue());
-            if (report != null) {
-                report.update(System.nanoTime());
-            }
-        }
-        drain();
-        if (operation.isOneSided()) {
-            await(endpoint.flushNonBlocking(null));
-        }
+    @Override
+    protected void issue(long i) throws Exception {
+        waitBelow(window);
+        push(start());
     }
 
-    private UcpRequest issue() {
+    @Override
+    protected void flush() throws Exception {
+        await(endpoint.flushNonBlocking(null));
+    }
+
+    private UcpRequest start() {
         return switch (operation) {
             case TAG -> sendTag();
             case STREAM -> endpoint.sendStreamNonBlocking(send, size, null);
@@ -497,7 +405,8 @@ public final class JucxPerfTest implements AutoCloseable {
         };
     }
 
-    private void sinkLoop(long iterations) throws Exception {
+    @Override
+    protected void sink(long iterations) throws Exception {
         switch (operation) {
             case TAG -> {
                 for (long i = 0; i < iterations; i++) {
@@ -546,7 +455,8 @@ public final class JucxPerfTest implements AutoCloseable {
         }
     }
 
-    private void drain() throws Exception {
+    @Override
+    protected void drain() throws Exception {
         waitBelow(1);
     }
 

@@ -115,6 +115,25 @@ public final class PerfReport {
         }
     }
 
+    /**
+     * Records the end of {@code n} iterations timed together, each with their average time; prints a progress row
+     * when one is due. Allocates nothing unless a row is printed.
+     *
+     * @param now {@link System#nanoTime()}
+     * @param n   iterations since the last update, at least 1
+     */
+    public void update(long now, int n) {
+        long each = (now - last) / n;
+        for (int k = 0; k < n; k++) {
+            queue[(int) ((count + k) & (QUEUE - 1))] = each;
+        }
+        last = now;
+        count += n;
+        if (now - nextReport >= 0) {
+            progressRow(now);
+        }
+    }
+
     private void progressRow(long now) {
         if (!finalOnly) {
             out.println(row("[thread 0]"));

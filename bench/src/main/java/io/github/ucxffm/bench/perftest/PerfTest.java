@@ -42,17 +42,14 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * ({@code UCP_ERR_HANDLING_MODE_NONE}, as in {@code ucx_perftest}, which also lets UCX 1.13 use shared memory).
  * Message buffers and the remotely accessed region are allocated and registered by UCX, as {@code ucx_perftest}'s
  * are. The runner's own loops allocate nothing; what the library allocates during the measured loop is printed after
- * the {@code Final:} line ({@code UcpWorker.poll} of a request still in flight allocates a small object each time,
- * and a kept rendezvous active message is an object).
+ * the {@code Final:} line (a kept rendezvous active message is an object; the other paths allocate nothing).
  */
-public final class PerfTest implements AutoCloseable {
+public final class PerfTest extends PerfRunner {
 
     static final String RUNNER = "ucx-ffm perftest";
     private static final Duration HANDSHAKE_TIMEOUT = Duration.ofSeconds(30);
     private static final VarHandle BYTE = JAVA_BYTE.varHandle();
 
-    private final PrintStream out;
-    private final PrintStream err;
     private final UcpContext context;
     private final UcpWorker worker;
     private final Arena arena = Arena.ofConfined();
@@ -61,7 +58,6 @@ public final class PerfTest implements AutoCloseable {
     private final byte[] controlBytes = new byte[Handshake.MAX_MESSAGE];
     private volatile UcxException failure;
 
-    private PerfParams params;
     private UcpEndpoint endpoint;
     private UcpMemory sendMemory;
     private UcpMemory recvMemory;
@@ -90,11 +86,9 @@ public final class PerfTest implements AutoCloseable {
 
     /** Ping-pong sequence number for the put test, shared by warm-up and the measured run on both sides. */
     private long sequence;
-    private String allocationLine;
 
     private PerfTest(PrintStream out, PrintStream err, String transports) {
-        this.out = out;
-        this.err = err;
+        super(RUNNER, out, err);
         UcpContext.Builder b = UcpContext.builder().name("ucx-ffm perftest").features(UcpContext.Feature.TAG,
                 UcpContext.Feature.STREAM, UcpContext.Feature.AM, UcpContext.Feature.RMA, UcpContext.Feature.AMO32,
                 UcpContext.Feature.AMO64);
@@ -131,40 +125,13 @@ public final class PerfTest implements AutoCloseable {
      * @return the exit status: 0 on success, 1 on failure or bad usage
      */
     public static int run(PrintStream out, PrintStream err, String... args) {
-        PerfParams p;
-        try {
-            p = PerfParams.parse(RUNNER, args);
-        } catch (PerfParams.HelpRequested h) {
-            out.print(PerfParams.usage(RUNNER));
-            return 0;
-        } catch (PerfParams.UsageException e) {
-            err.println(RUNNER + ": " + e.getMessage());
-            err.println("run '" + RUNNER + " -h' for the options");
-            return 1;
-        }
-        String tls = p.ucxTransports(System.getenv("UCX_TLS"));
-        try (PerfTest t = new PerfTest(out, err, tls)) {
-            if (p.isServer()) {
-                t.serve(p);
-            } else {
-                t.client(p);
-            }
-            return 0;
-        } catch (PerfParams.UsageException e) {
-            err.println(RUNNER + ": " + e.getMessage());
-            return 1;
-        } catch (RuntimeException e) {
-            err.println(RUNNER + ": failed: " + e);
-            for (Throwable c = e.getCause(); c != null; c = c.getCause()) {
-                err.println("  caused by " + c);
-            }
-            return 1;
-        }
+        return PerfRunner.run(RUNNER, out, err, args, test -> { }, "", PerfTest::new);
     }
 
     // ---- session ------------------------------------------------------------------------------------------------
 
-    private void serve(PerfParams p) {
+    @Override
+    protected void serve(PerfParams p) throws Exception {
         UcpListener listener = worker.listen(new InetSocketAddress(p.port()));
         out.println("Waiting for connection...");
         out.flush();
@@ -195,7 +162,8 @@ public final class PerfTest implements AutoCloseable {
         err.println(RUNNER + ": transports: " + String.join(",", endpoint.transports()));
     }
 
-    private void client(PerfParams p) {
+    @Override
+    protected void client(PerfParams p) throws Exception {
         params = p;
         endpoint = worker.connect(UcpEndpoint.Params.socket(new InetSocketAddress(p.host(), p.port()))
                 .peerErrorHandling(false).onError(this::onError));
@@ -296,8 +264,8 @@ public final class PerfTest implements AutoCloseable {
         }
     }
 
-    /** Both sides reach the same point: the client sends, the server answers. */
-    private void barrier(int sequenceNumber, boolean server) {
+    @Override
+    protected void barrier(int sequenceNumber, boolean server) {
         byte[] message = Handshake.barrier(sequenceNumber);
         if (server) {
             int n = receiveControl(null);
@@ -315,70 +283,8 @@ public final class PerfTest implements AutoCloseable {
 
     // ---- runs -----------------------------------------------------------------------------------------------------
 
-    private void runClient(PerfReport report) {
-        long warmup = params.effectiveWarmup();
-        boolean pingPong = params.test().pattern() == PerfTestType.Pattern.PING_PONG;
-        if (warmup > 0) {
-            if (pingPong) {
-                pingLoop(warmup, null);
-            } else {
-                streamLoop(warmup, null);
-            }
-        }
-        barrier(1, false);
-        long allocatedBefore = PerfReport.allocatedBytes();
-        report.begin(System.nanoTime());
-        if (pingPong) {
-            pingLoop(params.iterations(), report);
-        } else {
-            streamLoop(params.iterations(), report);
-        }
-        report.finish(System.nanoTime());
-        long allocated = allocatedBefore < 0 ? -1 : PerfReport.allocatedBytes() - allocatedBefore;
-        barrier(2, false);
-        allocationLine = PerfReport.allocationLine(RUNNER, allocated, params.iterations());
-    }
-
-    private void runServer() {
-        long warmup = params.effectiveWarmup();
-        boolean pingPong = params.test().pattern() == PerfTestType.Pattern.PING_PONG;
-        if (warmup > 0) {
-            if (pingPong) {
-                pongLoop(warmup);
-            } else {
-                sinkLoop(warmup);
-            }
-        }
-        barrier(1, true);
-        if (pingPong) {
-            pongLoop(params.iterations());
-        } else {
-            sinkLoop(params.iterations());
-        }
-        barrier(2, true);
-    }
-
-    // ---- ping-pong ------------------------------------------------------------------------------------------------
-
-    private void pingLoop(long iterations, PerfReport report) {
-        for (long i = 0; i < iterations; i++) {
-            ping();
-            if (report != null) {
-                report.update(System.nanoTime());
-            }
-        }
-        drain();
-    }
-
-    private void pongLoop(long iterations) {
-        for (long i = 0; i < iterations; i++) {
-            pong();
-        }
-        drain();
-    }
-
-    /** The client's half of one round trip: send, then wait for the answer. */
-    private void ping() {
+    @Override
+    protected void ping() {
         switch (operation) {
             case TAG, TAG_SYNC -> {
                 long r = worker.receiveTag(recv, 0, size, Handshake.DATA_TAG, -1L);
@@ -404,8 +310,8 @@ public final class PerfTest implements AutoCloseable {
         }
     }
 
-    /** The server's half: wait for the client's message, answer it. */
-    private void pong() {
+    @Override
+    protected void pong() {
         switch (operation) {
             case TAG, TAG_SYNC -> {
                 await(worker.receiveTag(recv, 0, size, Handshake.DATA_TAG, -1L));
@@ -450,22 +356,19 @@ public final class PerfTest implements AutoCloseable {
 
     // ---- one-way streams of operations ----------------------------------------------------------------------------
 
-    private void streamLoop(long iterations, PerfReport report) {
-        for (long i = 0; i < iterations; i++) {
-            waitBelow(window);
-            push(issue(i));
-            if (report != null) {
-                report.update(System.nanoTime());
-            }
-        }
-        drain();
-        if (operation.isOneSided()) {
-            await(endpoint.flush());
-        }
+    @Override
+    protected void issue(long i) {
+        waitBelow(window);
+        push(start(i));
+    }
+
+    @Override
+    protected void flush() {
+        await(endpoint.flush());
     }
 
     /** Starts the client's operation number {@code i}; returns its token. */
-    private long issue(long i) {
+    private long start(long i) {
         return switch (operation) {
             case TAG, TAG_SYNC -> sendTag();
             case STREAM -> endpoint.sendStream(send, 0, size);
@@ -488,8 +391,8 @@ public final class PerfTest implements AutoCloseable {
         };
     }
 
-    /** The server's side of a one-way test: receive what needs receiving; one-sided tests need only progress. */
-    private void sinkLoop(long iterations) {
+    @Override
+    protected void sink(long iterations) {
         switch (operation) {
             case TAG, TAG_SYNC -> {
                 for (long i = 0; i < iterations; i++) {
@@ -538,7 +441,8 @@ public final class PerfTest implements AutoCloseable {
         }
     }
 
-    private void drain() {
+    @Override
+    protected void drain() {
         waitBelow(1);
     }
 

@@ -148,4 +148,18 @@ class PerfReportTest {
         }
         assertTrue(b.toString(StandardCharsets.UTF_8).contains("| Test:         put latency "));
     }
+
+    @Test
+    void shouldCountABatchAsItsIterationsEachWithTheBatchAverage() {
+        PerfReport r = new PerfReport(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                PerfTestType.TAG_BW, 8, 50.0, true);
+        r.begin(1_000);
+        r.update(1_000 + 16 * 40, 16);  // 16 operations of 40 ns
+        r.update(1_000 + 16 * 40 + 4 * 100, 4); // 4 of 100 ns
+        r.finish(1_000 + 16 * 40 + 4 * 100);
+        PerfFinal f = r.result();
+        assertEquals(20, f.iterations());
+        assertEquals(0.040, f.percentileMicros(), 1e-9, "16 of the 20 samples are 40 ns");
+        assertEquals((16 * 40 + 4 * 100) / 20.0 / 1000, f.overallMicros(), 1e-9);
+    }
 }

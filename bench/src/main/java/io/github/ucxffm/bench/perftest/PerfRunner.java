@@ -1,0 +1,263 @@
+package io.github.ucxffm.bench.perftest;
+
+import java.io.PrintStream;
+
+/**
+ * The skeleton every {@code ucx_perftest}-compatible runner shares, whatever binding it drives: the command line
+ * (usage, errors, exit status), and the order of a run on each side: warm-up, barrier, the measured loop, barrier.
+ * Subclasses supply the session (connect or accept, exchange parameters) and the operations: one round trip of a
+ * ping-pong on each side, issuing the next operation of a one-way stream inside the window, and receiving on the
+ * server's side of a stream.
+ * <p>
+ * Timing follows {@code ucx_perftest}: the clock is read after every iteration of a ping-pong. In the one-way
+ * (bandwidth) tests it is read once per {@link #STREAM_BATCH} iterations and each iteration of the batch is
+ * recorded with the batch's average: a Java clock read ({@link System#nanoTime()}) costs about 20 ns on the
+ * machines measured, where {@code ucx_perftest}'s {@code rdtsc} costs a few, and at 30 to 40 ns per 8-byte
+ * operation a per-operation read would measure the clock more than the binding. Totals, averages and message
+ * rates do not depend on this; the percentile column of a bandwidth test is then one of batch averages.
+ */
+public abstract class PerfRunner implements AutoCloseable {
+
+    /** Iterations of a one-way test timed together. */
+    public static final int STREAM_BATCH = 16;
+
+    /** How the runner names itself in messages. */
+    protected final String runner;
+    /** Where the table goes. */
+    protected final PrintStream out;
+    /** Where messages go. */
+    protected final PrintStream err;
+    /** The test being run; set by the session before the run starts. */
+    protected PerfParams params;
+    /** What this side printed about allocation in the measured loop, after the run. */
+    protected String allocationLine;
+
+    /**
+     * Sets where output goes.
+     *
+     * @param runner the runner's name for messages
+     * @param out    where the table goes
+     * @param err    where messages go
+     */
+    protected PerfRunner(String runner, PrintStream out, PrintStream err) {
+        this.runner = runner;
+        this.out = out;
+        this.err = err;
+    }
+
+    /** Makes a runner for the transports to use ({@code null}: UCX's default). */
+    @FunctionalInterface
+    public interface Factory {
+        /**
+         * Creates the runner.
+         *
+         * @param out        where the table goes
+         * @param err        where messages go
+         * @param transports {@code UCX_TLS}, or {@code null}
+         * @return the runner
+         * @throws Exception if the binding cannot start
+         */
+        PerfRunner create(PrintStream out, PrintStream err, String transports) throws Exception;
+    }
+
+    /**
+     * Runs a command line: parses it, checks that the runner can run the test, serves or connects, and reports
+     * failures on {@code err}.
+     *
+     * @param runner  the runner's name for messages
+     * @param out     where the table goes
+     * @param err     where messages go
+     * @param args    {@code ucx_perftest}-style options and an optional server host
+     * @param check   throws {@link UnsupportedOperationException} for a test the runner cannot run
+     * @param extra   lines added to the usage text
+     * @param factory creates the runner
+     * @return the exit status: 0 on success, 1 on failure or bad usage
+     */
+    public static int run(String runner, PrintStream out, PrintStream err, String[] args,
+                          java.util.function.Consumer<PerfTestType> check, String extra, Factory factory) {
+        PerfParams p;
+        try {
+            p = PerfParams.parse(runner, args);
+            if (p.test() != null) {
+                check.accept(p.test());
+            }
+        } catch (PerfParams.HelpRequested h) {
+            out.print(PerfParams.usage(runner));
+            out.print(extra);
+            return 0;
+        } catch (PerfParams.UsageException | UnsupportedOperationException e) {
+            err.println(runner + ": " + e.getMessage());
+            if (e instanceof PerfParams.UsageException) {
+                err.println("run '" + runner + " -h' for the options");
+            }
+            return 1;
+        }
+        String tls = p.ucxTransports(System.getenv("UCX_TLS"));
+        try (PerfRunner t = factory.create(out, err, tls)) {
+            if (p.isServer()) {
+                t.serve(p);
+            } else {
+                t.client(p);
+            }
+            return 0;
+        } catch (PerfParams.UsageException | UnsupportedOperationException e) {
+            err.println(runner + ": " + e.getMessage());
+            return 1;
+        } catch (Exception e) {
+            err.println(runner + ": failed: " + e);
+            for (Throwable c = e.getCause(); c != null; c = c.getCause()) {
+                err.println("  caused by " + c);
+            }
+            return 1;
+        }
+    }
+
+    /**
+     * The server's session: accept one client, learn the test from it, {@link #runServer()}.
+     *
+     * @param p the command line (no host)
+     * @throws Exception on failure
+     */
+    protected abstract void serve(PerfParams p) throws Exception;
+
+    /**
+     * The client's session: connect, send the test, {@link #runClient(PerfReport)}, print the result.
+     *
+     * @param p the command line (with a host)
+     * @throws Exception on failure
+     */
+    protected abstract void client(PerfParams p) throws Exception;
+
+    /**
+     * Both sides reach the same point: the client sends, the server answers.
+     *
+     * @param sequenceNumber which barrier (1 before the measured loop, 2 after)
+     * @param server         whether this is the server's side
+     * @throws Exception on failure
+     */
+    protected abstract void barrier(int sequenceNumber, boolean server) throws Exception;
+
+    /**
+     * The client's half of one round trip: send, then wait for the answer.
+     *
+     * @throws Exception on failure
+     */
+    protected abstract void ping() throws Exception;
+
+    /**
+     * The server's half of one round trip: wait for the client's message, answer it.
+     *
+     * @throws Exception on failure
+     */
+    protected abstract void pong() throws Exception;
+
+    /**
+     * Waits until the window has room, then starts the client's operation number {@code i} of a one-way test.
+     *
+     * @param i the operation's number, from 0
+     * @throws Exception on failure
+     */
+    protected abstract void issue(long i) throws Exception;
+
+    /**
+     * Completes every outstanding operation.
+     *
+     * @throws Exception on failure
+     */
+    protected abstract void drain() throws Exception;
+
+    /**
+     * After a one-sided stream: waits until the operations completed remotely (a flush).
+     *
+     * @throws Exception on failure
+     */
+    protected abstract void flush() throws Exception;
+
+    /**
+     * The server's side of a one-way test of {@code iterations} operations: receive what needs receiving (one-sided
+     * tests need nothing: the barrier that follows progresses the worker).
+     *
+     * @param iterations operations the client sends
+     * @throws Exception on failure
+     */
+    protected abstract void sink(long iterations) throws Exception;
+
+    private boolean pingPong() {
+        return params.test().pattern() == PerfTestType.Pattern.PING_PONG;
+    }
+
+    /**
+     * The client's run: warm-up, barrier, the measured loop into {@code report}, barrier; records the allocation.
+     *
+     * @param report where the iterations are timed
+     * @throws Exception on failure
+     */
+    protected final void runClient(PerfReport report) throws Exception {
+        long warmup = params.effectiveWarmup();
+        if (warmup > 0) {
+            clientLoop(warmup, null);
+        }
+        barrier(1, false);
+        long allocatedBefore = PerfReport.allocatedBytes();
+        report.begin(System.nanoTime());
+        clientLoop(params.iterations(), report);
+        report.finish(System.nanoTime());
+        long allocated = allocatedBefore < 0 ? -1 : PerfReport.allocatedBytes() - allocatedBefore;
+        barrier(2, false);
+        allocationLine = PerfReport.allocationLine(runner, allocated, params.iterations());
+    }
+
+    /**
+     * The server's run: warm-up, barrier, the measured loop, barrier.
+     *
+     * @throws Exception on failure
+     */
+    protected final void runServer() throws Exception {
+        long warmup = params.effectiveWarmup();
+        if (warmup > 0) {
+            serverLoop(warmup);
+        }
+        barrier(1, true);
+        serverLoop(params.iterations());
+        barrier(2, true);
+    }
+
+    private void clientLoop(long iterations, PerfReport report) throws Exception {
+        if (pingPong()) {
+            for (long i = 0; i < iterations; i++) {
+                ping();
+                if (report != null) {
+                    report.update(System.nanoTime());
+                }
+            }
+            drain();
+            return;
+        }
+        long i = 0;
+        while (i < iterations) {
+            long batchEnd = Math.min(iterations, i + STREAM_BATCH);
+            int n = (int) (batchEnd - i);
+            for (; i < batchEnd; i++) {
+                issue(i);
+            }
+            if (report != null) {
+                report.update(System.nanoTime(), n);
+            }
+        }
+        drain();
+        if (params.test().operation().isOneSided()) {
+            flush();
+        }
+    }
+
+    private void serverLoop(long iterations) throws Exception {
+        if (pingPong()) {
+            for (long i = 0; i < iterations; i++) {
+                pong();
+            }
+            drain();
+        } else {
+            sink(iterations);
+        }
+    }
+}
