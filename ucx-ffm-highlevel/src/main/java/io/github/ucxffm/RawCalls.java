@@ -29,6 +29,9 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 final class RawCalls {
 
     private static final Linker LINKER = Linker.nativeLinker();
+
+    /** All of native memory, for reading the fields of a struct UCX passes by address to an upcall. */
+    static final MemorySegment NATIVE = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
     private static final Linker.Option CRITICAL = Linker.Option.critical(false);
 
     private static MethodHandle plain(MemorySegment symbol, FunctionDescriptor descriptor) {

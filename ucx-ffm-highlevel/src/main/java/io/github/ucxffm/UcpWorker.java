@@ -1,13 +1,9 @@
 package io.github.ucxffm;
 
-import io.github.ucxffm.bindings.ucp_am_recv_data_nbx_callback_t;
 import io.github.ucxffm.bindings.ucp_err_handler_cb_t;
 import io.github.ucxffm.bindings.ucp_listener_conn_callback_t;
 import io.github.ucxffm.bindings.ucp_request_param_t;
-import io.github.ucxffm.bindings.ucp_send_nbx_callback_t;
-import io.github.ucxffm.bindings.ucp_stream_recv_nbx_callback_t;
 import io.github.ucxffm.bindings.ucp_tag_recv_info;
-import io.github.ucxffm.bindings.ucp_tag_recv_nbx_callback_t;
 import io.github.ucxffm.bindings.ucp_worker_attr;
 import io.github.ucxffm.bindings.ucp_worker_params;
 import io.github.ucxffm.bindings.support.UcpInline;
@@ -28,6 +24,7 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 
 /**
  * A UCP worker ({@code ucp_worker_h}): the progress engine that moves every operation of its endpoints. Nothing
@@ -158,11 +155,11 @@ public final class UcpWorker extends UcxHandle {
         // The stubs reach the worker through a weak reference: a stub is a GC root until its arena closes, and a
         // strong one would keep a worker the application dropped without close() from ever being reported.
         Upcalls up = new Upcalls(this);
-        sendStub = ucp_send_nbx_callback_t.allocate(up::onSendComplete, arena);
-        tagRecvStub = ucp_tag_recv_nbx_callback_t.allocate(up::onTagReceiveComplete, arena);
-        streamRecvStub = ucp_stream_recv_nbx_callback_t.allocate(up::onLengthComplete, arena);
-        amRecvDataStub = ucp_am_recv_data_nbx_callback_t.allocate(up::onLengthComplete, arena);
-        amRecvStub = io.github.ucxffm.bindings.ucp_am_recv_callback_t.allocate(up::onAmMessage, arena);
+        sendStub = Upcalls.stub(Upcalls.SEND_DONE, up, arena);
+        tagRecvStub = Upcalls.stub(Upcalls.TAG_RECV_DONE, up, arena);
+        streamRecvStub = Upcalls.stub(Upcalls.LENGTH_DONE, up, arena);
+        amRecvDataStub = Upcalls.stub(Upcalls.LENGTH_DONE, up, arena);
+        amRecvStub = Upcalls.stub(Upcalls.AM_MESSAGE, up, arena);
         errorStub = ucp_err_handler_cb_t.allocate(up::onEndpointError, arena);
         connectionStub = ucp_listener_conn_callback_t.allocate(up::onConnectionRequest, arena);
         single = new Scratch(arena);
@@ -173,7 +170,11 @@ public final class UcpWorker extends UcxHandle {
         }
     }
 
-    /** Upcall targets that hold the worker weakly; a collected worker's upcalls do nothing. */
+    /**
+     * Upcall targets that hold the worker weakly; a collected worker's upcalls do nothing. The ones on the data path
+     * (completions, active messages) take every pointer as a raw address: a {@link MemorySegment} parameter is an
+     * object made per upcall.
+     */
     private static final class Upcalls {
         private final java.lang.ref.WeakReference<UcpWorker> worker;
 
@@ -181,29 +182,61 @@ public final class UcpWorker extends UcxHandle {
             this.worker = new java.lang.ref.WeakReference<>(worker);
         }
 
-        void onSendComplete(MemorySegment request, byte status, MemorySegment userData) {
+        /** A method of this class and the C signature UCX calls it with. */
+        record Target(java.lang.invoke.MethodHandle handle, java.lang.foreign.FunctionDescriptor descriptor) {
+            static Target of(String name, java.lang.foreign.FunctionDescriptor descriptor) {
+                try {
+                    return new Target(java.lang.invoke.MethodHandles.lookup().findVirtual(Upcalls.class, name,
+                            descriptor.toMethodType()), descriptor);
+                } catch (ReflectiveOperationException e) {
+                    throw new ExceptionInInitializerError(e);
+                }
+            }
+        }
+
+        // ucp_send_nbx_callback_t(void *request, ucs_status_t status, void *user_data)
+        static final Target SEND_DONE = Target.of("onSendComplete",
+                java.lang.foreign.FunctionDescriptor.ofVoid(JAVA_LONG, JAVA_BYTE, JAVA_LONG));
+        // ucp_tag_recv_nbx_callback_t(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info,
+        // void *user_data)
+        static final Target TAG_RECV_DONE = Target.of("onTagReceiveComplete",
+                java.lang.foreign.FunctionDescriptor.ofVoid(JAVA_LONG, JAVA_BYTE, JAVA_LONG, JAVA_LONG));
+        // ucp_stream_recv_nbx_callback_t and ucp_am_recv_data_nbx_callback_t(void *request, ucs_status_t status,
+        // size_t length, void *user_data)
+        static final Target LENGTH_DONE = Target.of("onLengthComplete",
+                java.lang.foreign.FunctionDescriptor.ofVoid(JAVA_LONG, JAVA_BYTE, JAVA_LONG, JAVA_LONG));
+        // ucp_am_recv_callback_t: ucs_status_t (void *arg, const void *header, size_t header_length, void *data,
+        // size_t length, const ucp_am_recv_param_t *param)
+        static final Target AM_MESSAGE = Target.of("onAmMessage", java.lang.foreign.FunctionDescriptor.of(JAVA_BYTE,
+                JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+
+        static MemorySegment stub(Target target, Upcalls up, Arena arena) {
+            return java.lang.foreign.Linker.nativeLinker().upcallStub(target.handle().bindTo(up),
+                    target.descriptor(), arena);
+        }
+
+        void onSendComplete(long request, byte status, long userData) {
             UcpWorker w = worker.get();
             if (w != null) {
                 w.onSendComplete(request, status, userData);
             }
         }
 
-        void onTagReceiveComplete(MemorySegment request, byte status, MemorySegment info, MemorySegment userData) {
+        void onTagReceiveComplete(long request, byte status, long info, long userData) {
             UcpWorker w = worker.get();
             if (w != null) {
                 w.onTagReceiveComplete(request, status, info, userData);
             }
         }
 
-        void onLengthComplete(MemorySegment request, byte status, long length, MemorySegment userData) {
+        void onLengthComplete(long request, byte status, long length, long userData) {
             UcpWorker w = worker.get();
             if (w != null) {
                 w.onLengthComplete(request, status, length, userData);
             }
         }
 
-        byte onAmMessage(MemorySegment arg, MemorySegment header, long headerLength, MemorySegment data,
-                         long length, MemorySegment param) {
+        byte onAmMessage(long arg, long header, long headerLength, long data, long length, long param) {
             UcpWorker w = worker.get();
             return w != null ? w.onAmMessage(arg, header, headerLength, data, length, param) : (byte) UCS_OK();
         }
@@ -829,40 +862,41 @@ public final class UcpWorker extends UcxHandle {
         }
     }
 
-    private Pending fromUserData(MemorySegment userData) {
+    private Pending fromUserData(long userData) {
         lock();
         try {
-            return pending[(int) (userData.address() - 1)];
+            return pending[(int) (userData - 1)];
         } finally {
             unlock();
         }
     }
 
     /** {@code length < 0}: the length recorded when the operation started (sends carry none in their upcall). */
-    private void completeUpcall(MemorySegment request, byte status, MemorySegment userData, long length, long tag) {
+    private void completeUpcall(long request, byte status, long userData, long length, long tag) {
         try {
             Pending p = fromUserData(userData);
-            ucp_request_free(request);
+            RawCalls.free(critical, request);
             deliver(p, status, length < 0 ? p.length : length, tag);
         } catch (Throwable t) {
             callbackFailed(t);
         }
     }
 
-    private void onSendComplete(MemorySegment request, byte status, MemorySegment userData) {
+    private void onSendComplete(long request, byte status, long userData) {
         completeUpcall(request, status, userData, -1, 0);
     }
 
-    private void onTagReceiveComplete(MemorySegment request, byte status, MemorySegment info, MemorySegment userData) {
+    private void onTagReceiveComplete(long request, byte status, long info, long userData) {
         try {
-            MemorySegment i = info.reinterpret(ucp_tag_recv_info.sizeof());
-            completeUpcall(request, status, userData, ucp_tag_recv_info.length(i), ucp_tag_recv_info.sender_tag(i));
+            completeUpcall(request, status, userData,
+                    RawCalls.NATIVE.get(JAVA_LONG_UNALIGNED, info + ucp_tag_recv_info.length$offset()),
+                    RawCalls.NATIVE.get(JAVA_LONG_UNALIGNED, info + ucp_tag_recv_info.sender_tag$offset()));
         } catch (Throwable t) {
             callbackFailed(t);
         }
     }
 
-    private void onLengthComplete(MemorySegment request, byte status, long length, MemorySegment userData) {
+    private void onLengthComplete(long request, byte status, long length, long userData) {
         completeUpcall(request, status, userData, length, 0);
     }
 
@@ -1335,22 +1369,21 @@ public final class UcpWorker extends UcxHandle {
         }
     }
 
-    private byte onAmMessage(MemorySegment arg, MemorySegment header, long headerLength, MemorySegment data,
-                             long length, MemorySegment param) {
+    private byte onAmMessage(long arg, long header, long headerLength, long data, long length, long param) {
         UcpAmMessage message = null;
         try {
-            int id = (int) arg.address();
+            int id = (int) arg;
             UcpAmHandler[] handlers = amHandlers;
             UcpAmHandler handler = id < handlers.length ? handlers[id] : null;
             if (handler == null) {
                 return (byte) UCS_OK(); // unregistered meanwhile: drop it, as UCX does
             }
-            MemorySegment p = param.reinterpret(io.github.ucxffm.bindings.ucp_am_recv_param.sizeof());
-            long attr = io.github.ucxffm.bindings.ucp_am_recv_param.recv_attr(p);
-            long replyEp = (attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP()) != 0
-                    ? io.github.ucxffm.bindings.ucp_am_recv_param.reply_ep(p).address() : 0;
+            long attr = RawCalls.NATIVE.get(JAVA_LONG_UNALIGNED,
+                    param + io.github.ucxffm.bindings.ucp_am_recv_param.recv_attr$offset());
+            long replyEp = (attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP()) != 0 ? RawCalls.NATIVE.get(JAVA_LONG_UNALIGNED,
+                    param + io.github.ucxffm.bindings.ucp_am_recv_param.reply_ep$offset()) : 0;
             message = amView.isActive() ? new UcpAmMessage(this) : amView;
-            message.begin(id, header.address(), headerLength, data.address(), length, attr, replyEp);
+            message.begin(id, header, headerLength, data, length, attr, replyEp);
             handler.onMessage(message);
             return message.end(false);
         } catch (Throwable t) {
