@@ -10,16 +10,19 @@ import java.io.PrintStream;
  * server's side of a stream.
  * <p>
  * Timing follows {@code ucx_perftest}: the clock is read after every iteration of a ping-pong. In the one-way
- * (bandwidth) tests it is read once per {@link #STREAM_BATCH} iterations and each iteration of the batch is
- * recorded with the batch's average: a Java clock read ({@link System#nanoTime()}) costs about 20 ns on the
- * machines measured, where {@code ucx_perftest}'s {@code rdtsc} costs a few, and at 30 to 40 ns per 8-byte
- * operation a per-operation read would measure the clock more than the binding. Totals, averages and message
- * rates do not depend on this; the percentile column of a bandwidth test is then one of batch averages.
+ * (bandwidth) tests, while operations take under {@link #BATCH_BELOW_NANOS} ns each, it is read once per
+ * {@link #STREAM_BATCH} iterations and each iteration of the batch is recorded with the batch's average: a Java
+ * clock read ({@link System#nanoTime()}) costs about 20 ns on the machines measured, where {@code ucx_perftest}'s
+ * {@code rdtsc} costs a few, and at 30 to 40 ns per 8-byte operation a per-operation read would measure the clock
+ * more than the binding. Longer operations are timed one by one. Totals, averages and message rates do not depend
+ * on this; the percentile column of a bandwidth test of small messages is one of batch averages.
  */
 public abstract class PerfRunner implements AutoCloseable {
 
-    /** Iterations of a one-way test timed together. */
+    /** Iterations of a one-way test timed together while they are short. */
     public static final int STREAM_BATCH = 16;
+    /** Operations taking longer than this are timed one by one. */
+    public static final long BATCH_BELOW_NANOS = 1_000;
 
     /** How the runner names itself in messages. */
     protected final String runner;
@@ -234,15 +237,21 @@ public abstract class PerfRunner implements AutoCloseable {
             return;
         }
         long i = 0;
+        int batch = STREAM_BATCH;
+        long last = System.nanoTime();
         while (i < iterations) {
-            long batchEnd = Math.min(iterations, i + STREAM_BATCH);
+            long batchEnd = Math.min(iterations, i + batch);
             int n = (int) (batchEnd - i);
             for (; i < batchEnd; i++) {
                 issue(i);
             }
+            long now = System.nanoTime();
             if (report != null) {
-                report.update(System.nanoTime(), n);
+                report.update(now, n);
             }
+            // batches only where a clock read would weigh: operations under a microsecond
+            batch = now - last < (long) n * BATCH_BELOW_NANOS ? STREAM_BATCH : 1;
+            last = now;
         }
         drain();
         if (params.test().operation().isOneSided()) {
