@@ -57,6 +57,17 @@ public final class UcpWorker extends UcxHandle {
     private final boolean locking;
     /** Whether the hot-path calls may skip the thread-state transition (see {@link RawCalls}): not for MULTI. */
     final boolean critical;
+
+    /**
+     * The longest transfer a critical call may copy: a critical call holds up safepoints (every other thread's
+     * GC pause waits for it), and copying 256 KiB takes some tens of microseconds.
+     */
+    static final long CRITICAL_MAX_BYTES = 256 * 1024;
+
+    /** Whether a call that may copy {@code length} bytes inside UCX may be critical. */
+    boolean criticalFor(long length) {
+        return critical && length <= CRITICAL_MAX_BYTES;
+    }
     final Arena arena = Arena.ofShared();
     private final MemorySegment handle;
 
@@ -1055,7 +1066,7 @@ public final class UcpWorker extends UcxHandle {
         // receive, which then completes through its request like any other).
         long message = RawCalls.tagProbe(critical, h, tag, tagMask, 1, s.tagInfoAddress);
         if (message != 0) {
-            long result = RawCalls.tagMessageRecv(critical, h, at, length, message, s.plainParam);
+            long result = RawCalls.tagMessageRecv(criticalFor(length), h, at, length, message, s.plainParam);
             long arrivedLength = ucp_tag_recv_info.length(s.tagInfo);
             long arrivedTag = ucp_tag_recv_info.sender_tag(s.tagInfo);
             if (result == 0) {
