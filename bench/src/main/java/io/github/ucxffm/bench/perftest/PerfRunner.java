@@ -21,6 +21,14 @@ public abstract class PerfRunner implements AutoCloseable {
 
     /** Iterations of a one-way test timed together while they are short. */
     public static final int STREAM_BATCH = 16;
+    /**
+     * Warm-up iterations a Java runner makes at least, whatever {@code -w} and {@code -n} say (both sides compute
+     * the same number): HotSpot compiles a method with its optimizing compiler after some thousands of calls, and
+     * until then the compiler threads compete for the cores with the two spinning processes. {@code ucx_perftest}
+     * has no JIT; its own default warm-up is this number too. Warm-up is never measured.
+     */
+    public static final long JIT_WARMUP = 10_000;
+
     /** Operations taking longer than this are timed one by one. */
     public static final long BATCH_BELOW_NANOS = 1_000;
 
@@ -196,7 +204,7 @@ public abstract class PerfRunner implements AutoCloseable {
      * @throws Exception on failure
      */
     protected final void runClient(PerfReport report) throws Exception {
-        long warmup = params.effectiveWarmup();
+        long warmup = warmup();
         if (warmup > 0) {
             clientLoop(warmup, null);
         }
@@ -216,13 +224,22 @@ public abstract class PerfRunner implements AutoCloseable {
      * @throws Exception on failure
      */
     protected final void runServer() throws Exception {
-        long warmup = params.effectiveWarmup();
+        long warmup = warmup();
         if (warmup > 0) {
             serverLoop(warmup);
         }
         barrier(1, true);
         serverLoop(params.iterations());
         barrier(2, true);
+    }
+
+    /**
+     * The warm-up iterations both sides run: {@link PerfParams#effectiveWarmup()}, at least {@link #JIT_WARMUP}.
+     *
+     * @return iterations
+     */
+    protected final long warmup() {
+        return Math.max(params.effectiveWarmup(), JIT_WARMUP);
     }
 
     private void clientLoop(long iterations, PerfReport report) throws Exception {
