@@ -46,7 +46,10 @@ public class RmaAmBenchmark extends BenchmarkBase {
                 UcpContext.Feature.AMO64).build();
         sender = context.newWorker();
         receiver = context.newWorker();
-        endpoint = sender.connect(receiver.address());
+        // no peer error handling, as ucx_perftest: UCX 1.13 then uses shared memory between the workers (with it,
+        // tcp over loopback)
+        endpoint = sender.connect(io.github.ucxffm.UcpEndpoint.Params.worker(receiver.address())
+                .peerErrorHandling(false));
         region = context.allocate(4096);
         rkey = endpoint.unpackRemoteKey(region.packRemoteKey());
         remote = region.address();

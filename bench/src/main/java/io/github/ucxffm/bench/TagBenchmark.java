@@ -27,20 +27,36 @@ public class TagBenchmark extends BenchmarkBase {
     private Arena arena;
     private MemorySegment out;
     private MemorySegment in;
+    private MemorySegment parked;
+    private long inFlight;
+
+    private static final long NEVER_SENT = 0x7e57_0000_0000_0001L;
 
     @Setup(Level.Trial)
     public void setUp() {
         context = UcpContext.builder().features(UcpContext.Feature.TAG).build();
         sender = context.newWorker();
         receiver = context.newWorker();
-        endpoint = sender.connect(receiver.address());
+        // no peer error handling, as ucx_perftest: UCX 1.13 then uses shared memory between the workers (with it,
+        // tcp over loopback)
+        endpoint = sender.connect(io.github.ucxffm.UcpEndpoint.Params.worker(receiver.address())
+                .peerErrorHandling(false));
         arena = Arena.ofConfined();
         out = arena.allocate(8);
         in = arena.allocate(8);
+        parked = arena.allocate(8);
+        // a receive no message will ever match: what polling a request still in flight costs
+        inFlight = receiver.receiveTag(parked, 0, 8, NEVER_SENT, -1L);
     }
 
     @TearDown(Level.Trial)
     public void tearDown() {
+        receiver.cancel(inFlight);
+        try {
+            receiver.poll(inFlight);
+        } catch (io.github.ucxffm.UcxException canceled) {
+            // expected: the receive was canceled
+        }
         endpoint.closeForce();
         context.close();
         arena.close();
@@ -66,5 +82,15 @@ public class TagBenchmark extends BenchmarkBase {
     @Benchmark
     public int progressIdle() {
         return sender.progress();
+    }
+
+    /**
+     * Polls a request that is still in flight (request completion polling, the inner step of every wait loop).
+     *
+     * @return {@code false}, always
+     */
+    @Benchmark
+    public boolean pollInFlight() {
+        return receiver.poll(inFlight);
     }
 }
