@@ -263,6 +263,11 @@ public final class UcpEndpoint extends UcxHandle {
         return f == 0 ? UcsStatus.OK : UcsStatus.of(f);
     }
 
+    /** The status UCX reported this endpoint failed with, or 0. */
+    int failureCode() {
+        return failure;
+    }
+
     /** Called on the progressing thread by the error upcall, or when an operation completes with a peer failure. */
     void markFailed(int status) {
         if (status >= 0) {

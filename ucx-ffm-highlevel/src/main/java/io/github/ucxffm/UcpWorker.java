@@ -776,6 +776,7 @@ public final class UcpWorker extends UcxHandle {
     }
 
     private UcxException failure(String op, int status, UcpEndpoint ep) {
+        status = failedEndpointStatus(status, ep);
         UcxException e = UcxException.of(op, status);
         if (ep != null && UcxException.isPeerFailure(status)) {
             ep.markFailed(status);
@@ -859,6 +860,7 @@ public final class UcpWorker extends UcxHandle {
         String op = p.op;
         UcpEndpoint ep = p.endpoint;
         recycle(p);
+        status = failedEndpointStatus(status, ep);
         if (status < 0 && ep != null && UcxException.isPeerFailure(status)) {
             ep.markFailed(status);
         }
@@ -871,6 +873,20 @@ public final class UcpWorker extends UcxHandle {
         } else if (cb != null) {
             cb.onComplete(status, length, tag);
         }
+    }
+
+    /**
+     * UCX ends a flush on an endpoint that failed with {@code UCS_ERR_TIMED_OUT}, which would read as the caller's
+     * own deadline; on an endpoint known to have failed it is reported as that failure.
+     */
+    private static int failedEndpointStatus(int status, UcpEndpoint ep) {
+        if (status == UCS_ERR_TIMED_OUT() && ep != null) {
+            int f = ep.failureCode();
+            if (f < 0) {
+                return f;
+            }
+        }
+        return status;
     }
 
     private Pending fromUserData(long userData) {

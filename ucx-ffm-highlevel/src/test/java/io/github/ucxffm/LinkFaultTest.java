@@ -275,9 +275,9 @@ class LinkFaultTest {
                     failedInFlight += result.equals("OK") ? 0 : e.getValue();
                 }
                 case "late-sync", "late-rndv" -> assertTrue(result.startsWith(PEER_FAILURE), e.getKey());
-                // observed: UCX 1.13 ends a flush of the failed endpoint with UCS_ERR_TIMED_OUT
-                case "late-flush" -> assertTrue(result.startsWith(PEER_FAILURE)
-                        || result.equals("UcxTimeoutException/ERR_TIMED_OUT"), e.getKey());
+                // UCX 1.13 ends a flush of the failed endpoint with UCS_ERR_TIMED_OUT; the library reports the
+                // endpoint's failure instead, so that it does not read as the caller's own deadline
+                case "late-flush" -> assertTrue(result.startsWith(PEER_FAILURE), e.getKey());
                 default -> fail("unknown operation " + e.getKey());
             }
         }
