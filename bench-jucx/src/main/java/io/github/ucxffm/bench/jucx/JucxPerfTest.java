@@ -271,8 +271,12 @@ public final class JucxPerfTest extends PerfRunner {
 
     private void awaitControl(UcpRequest r, boolean bounded, String what) throws Exception {
         long deadline = System.nanoTime() + HANDSHAKE_TIMEOUT_NANOS;
+        boolean quiet = waitsQuietly();
         while (!r.isCompleted()) {
             if (worker.progress() == 0) {
+                if (quiet) {
+                    LockSupport.parkNanos(QUIET_PARK_NANOS);
+                }
                 String f = failure;
                 if (f != null) {
                     throw new IllegalStateException("the connection failed while " + what + ": " + f);

@@ -16,6 +16,13 @@ import java.io.PrintStream;
  * {@code rdtsc} costs a few, and at 30 to 40 ns per 8-byte operation a per-operation read would measure the clock
  * more than the binding. Longer operations are timed one by one. Totals, averages and message rates do not depend
  * on this; the percentile column of a bandwidth test of small messages is one of batch averages.
+ * <p>
+ * In one-sided tests (put, get, atomics) the server has nothing to do until the closing barrier, and
+ * {@code ucx_perftest}'s server sleeps in a socket read meanwhile. The Java servers wait for the barrier
+ * {@linkplain #waitsQuietly() quietly}: they progress, and when there was nothing to do they sleep
+ * {@link #QUIET_PARK_NANOS} ns before progressing again. A server spinning on the other core slows the client
+ * where the two cores share a physical one (hyper-threads of a virtual machine), and one-sided operations over
+ * shared memory need no progress at the target; over tcp they do, and the short sleeps keep them moving.
  */
 public abstract class PerfRunner implements AutoCloseable {
 
@@ -28,6 +35,9 @@ public abstract class PerfRunner implements AutoCloseable {
      * has no JIT; its own default warm-up is this number too. Warm-up is never measured.
      */
     public static final long JIT_WARMUP = 10_000;
+
+    /** How long a server waiting out a one-sided test sleeps after a progress call that found nothing to do. */
+    public static final long QUIET_PARK_NANOS = 50_000;
 
     /** Operations taking longer than this are timed one by one. */
     public static final long BATCH_BELOW_NANOS = 1_000;
@@ -192,6 +202,15 @@ public abstract class PerfRunner implements AutoCloseable {
      * @throws Exception on failure
      */
     protected abstract void sink(long iterations) throws Exception;
+
+    /**
+     * Whether this side waits without spinning: the server of a one-sided test, which only answers barriers.
+     *
+     * @return {@code true} for the server of a put, get or atomic test
+     */
+    protected final boolean waitsQuietly() {
+        return params != null && params.isServer() && params.test().operation().isOneSided();
+    }
 
     private boolean pingPong() {
         return params.test().pattern() == PerfTestType.Pattern.PING_PONG;

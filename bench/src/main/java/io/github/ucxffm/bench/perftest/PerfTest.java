@@ -241,25 +241,23 @@ public final class PerfTest extends PerfRunner {
 
     private void awaitControl(long token, Duration timeout, String what) {
         long deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + timeout.toNanos();
-        int spins = 0;
+        boolean quiet = waitsQuietly();
         while (!worker.poll(token)) {
-            // Polls after progress did some work, or every 1024 idle rounds: polling a request still in flight
-            // allocates, and a server waiting out a long one-sided run would collect garbage, stalling the client.
-            int work;
-            do {
-                work = worker.progress();
-            } while (work == 0 && (++spins & 1023) != 0);
-            if (work == 0) {
-                UcxException f = failure;
-                if (f != null) {
-                    throw new IllegalStateException("the connection failed while " + what, f);
-                }
-                if (timeout != null && System.nanoTime() - deadline > 0) {
-                    worker.cancel(token);
-                    throw new IllegalStateException("no answer within " + timeout.toSeconds() + " s while " + what
-                            + (params.isServer() ? "" : " (is a " + RUNNER + " server listening on " + params.host()
-                            + ":" + params.port() + "?)"));
-                }
+            if (worker.progress() != 0) {
+                continue;
+            }
+            UcxException f = failure;
+            if (f != null) {
+                throw new IllegalStateException("the connection failed while " + what, f);
+            }
+            if (timeout != null && System.nanoTime() - deadline > 0) {
+                worker.cancel(token);
+                throw new IllegalStateException("no answer within " + timeout.toSeconds() + " s while " + what
+                        + (params.isServer() ? "" : " (is a " + RUNNER + " server listening on " + params.host()
+                        + ":" + params.port() + "?)"));
+            }
+            if (quiet) {
+                LockSupport.parkNanos(QUIET_PARK_NANOS);
             }
         }
     }
