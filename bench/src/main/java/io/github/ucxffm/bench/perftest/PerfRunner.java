@@ -29,12 +29,19 @@ public abstract class PerfRunner implements AutoCloseable {
     /** Iterations of a one-way test timed together while they are short. */
     public static final int STREAM_BATCH = 16;
     /**
-     * Warm-up iterations a Java runner makes at least, whatever {@code -w} and {@code -n} say (both sides compute
-     * the same number): HotSpot compiles a method with its optimizing compiler after some thousands of calls, and
-     * until then the compiler threads compete for the cores with the two spinning processes. {@code ucx_perftest}
-     * has no JIT; its own default warm-up is this number too. Warm-up is never measured.
+     * Warm-up iterations a Java runner makes at least for messages under {@link #JIT_WARMUP_BELOW} bytes, whatever
+     * {@code -w} and {@code -n} say (both sides compute the same number): HotSpot compiles a method with its
+     * optimizing compiler after some thousands of calls, and until then the compiled code is not what is measured
+     * and the compiler threads compete for the cores with the two spinning processes. {@code ucx_perftest} has no
+     * JIT; its own default warm-up is this number too. Warm-up is never measured.
      */
     public static final long JIT_WARMUP = 10_000;
+
+    /**
+     * From this message size on, the warm-up is {@code -w}'s alone: an operation takes tens of microseconds or more,
+     * what the binding adds is in the noise, and ten thousand such warm-up iterations would take seconds.
+     */
+    public static final long JIT_WARMUP_BELOW = 64 * 1024;
 
     /** How long a server waiting out a one-sided test sleeps after a progress call that found nothing to do. */
     public static final long QUIET_PARK_NANOS = 50_000;
@@ -253,12 +260,14 @@ public abstract class PerfRunner implements AutoCloseable {
     }
 
     /**
-     * The warm-up iterations both sides run: {@link PerfParams#effectiveWarmup()}, at least {@link #JIT_WARMUP}.
+     * The warm-up iterations both sides run: {@link PerfParams#effectiveWarmup()}, at least {@link #JIT_WARMUP}
+     * for messages under {@link #JIT_WARMUP_BELOW} bytes.
      *
      * @return iterations
      */
     protected final long warmup() {
-        return Math.max(params.effectiveWarmup(), JIT_WARMUP);
+        long w = params.effectiveWarmup();
+        return params.size() < JIT_WARMUP_BELOW ? Math.max(w, JIT_WARMUP) : w;
     }
 
     private void clientLoop(long iterations, PerfReport report) throws Exception {
