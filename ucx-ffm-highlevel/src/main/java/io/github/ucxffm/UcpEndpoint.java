@@ -304,7 +304,7 @@ public final class UcpEndpoint extends UcxHandle {
     private long send(MemorySegment buffer, long offset, long length, long tag, boolean sync) {
         long ep = handle().address();
         Buffers.checkRange(buffer, offset, length);
-        long result = RawCalls.tagSend(worker.criticalFor(length), sync, ep, buffer.address() + offset, length, tag,
+        long result = RawCalls.tagSend(sync, ep, buffer.address() + offset, length, tag,
                 worker.scratch().plainParam);
         return worker.startedPolled(result, Pending.SEND, sync ? "ucp_tag_send_sync_nbx" : "ucp_tag_send_nbx", this,
                 buffer, null);
@@ -394,7 +394,7 @@ public final class UcpEndpoint extends UcxHandle {
     public long sendStream(MemorySegment buffer, long offset, long length) {
         long ep = handle().address();
         Buffers.checkRange(buffer, offset, length);
-        long result = RawCalls.streamSend(worker.criticalFor(length), ep, buffer.address() + offset, length,
+        long result = RawCalls.streamSend(ep, buffer.address() + offset, length,
                 worker.scratch().plainParam);
         return worker.startedPolled(result, Pending.SEND, "ucp_stream_send_nbx", this, buffer, null);
     }
@@ -414,7 +414,7 @@ public final class UcpEndpoint extends UcxHandle {
         long ep = handle().address();
         Buffers.checkRange(buffer, offset, length);
         UcpWorker.Scratch s = worker.scratch();
-        long result = RawCalls.streamRecv(worker.criticalFor(length), ep, buffer.address() + offset, length, s.lengthAddress,
+        long result = RawCalls.streamRecv(ep, buffer.address() + offset, length, s.lengthAddress,
                 waitAll ? s.streamRecvAllParam : s.streamRecvParam);
         if (result == 0) {
             return worker.completedReceive("ucp_stream_recv_nbx", s.length.get(JAVA_LONG, 0), 0, 0);
@@ -478,7 +478,7 @@ public final class UcpEndpoint extends UcxHandle {
             }
             long result;
             try {
-                result = RawCalls.rma(worker.criticalFor(length), put, ep.address(), local.address() + offset, length,
+                result = RawCalls.rma(put, ep.address(), local.address() + offset, length,
                         remoteAddress, rk.address(), worker.scratch().plainParam);
             } catch (RuntimeException e) {
                 if (memory != null) {
@@ -780,7 +780,7 @@ public final class UcpEndpoint extends UcxHandle {
             if (result != null) {
                 ucp_request_param_t.reply_buffer(param, result);
             }
-            long status = RawCalls.atomic(worker.critical, ep.address(), op.code, operand.address(), 1,
+            long status = RawCalls.atomic(ep.address(), op.code, operand.address(), 1,
                     remoteAddress, rk.address(), param.address());
             return worker.startedPolled(status, Pending.OTHER, "ucp_atomic_op_nbx", this, operand, result);
         }
@@ -1166,7 +1166,7 @@ public final class UcpEndpoint extends UcxHandle {
         MemorySegment ep = amSendChecks(id, header, data, offset, length, flags);
         MemorySegment param = worker.scratch().amSendParam;
         ucp_request_param_t.flags(param, flags);
-        long result = RawCalls.amSend(worker.criticalFor(length), ep.address(), id, headerAddress(header).address(),
+        long result = RawCalls.amSend(ep.address(), id, headerAddress(header).address(),
                 headerLength(header), data.address() + offset, length, param.address());
         return worker.startedPolled(result, Pending.SEND, "ucp_am_send_nbx", this, data, header);
     }

@@ -55,19 +55,12 @@ public final class UcpWorker extends UcxHandle {
     private final UcsThreadMode mode;
     private final Thread owner;
     private final boolean locking;
-    /** Whether the hot-path calls may skip the thread-state transition (see {@link RawCalls}): not for MULTI. */
+    /**
+     * Whether the request test and free calls may skip the thread-state transition (see {@link RawCalls}): not for
+     * MULTI workers.
+     */
     final boolean critical;
 
-    /**
-     * The longest transfer a critical call may copy: a critical call holds up safepoints (every other thread's
-     * GC pause waits for it), and copying 256 KiB takes some tens of microseconds.
-     */
-    static final long CRITICAL_MAX_BYTES = 256 * 1024;
-
-    /** Whether a call that may copy {@code length} bytes inside UCX may be critical. */
-    boolean criticalFor(long length) {
-        return critical && length <= CRITICAL_MAX_BYTES;
-    }
     final Arena arena = Arena.ofShared();
     private final MemorySegment handle;
 
@@ -1082,7 +1075,7 @@ public final class UcpWorker extends UcxHandle {
         // receive, which then completes through its request like any other).
         long message = RawCalls.tagProbe(critical, h, tag, tagMask, 1, s.tagInfoAddress);
         if (message != 0) {
-            long result = RawCalls.tagMessageRecv(criticalFor(length), h, at, length, message, s.plainParam);
+            long result = RawCalls.tagMessageRecv(h, at, length, message, s.plainParam);
             long arrivedLength = ucp_tag_recv_info.length(s.tagInfo);
             long arrivedTag = ucp_tag_recv_info.sender_tag(s.tagInfo);
             if (result == 0) {
@@ -1093,7 +1086,7 @@ public final class UcpWorker extends UcxHandle {
             }
             return startedPolled(result, Pending.TAG_RECV, "ucp_tag_recv_nbx", null, buffer, null);
         }
-        long result = RawCalls.tagRecv(critical, h, at, length, tag, tagMask, s.tagRecvParam);
+        long result = RawCalls.tagRecv(h, at, length, tag, tagMask, s.tagRecvParam);
         return startedPolled(result, Pending.TAG_RECV, "ucp_tag_recv_nbx", null, buffer, null);
     }
 
