@@ -420,7 +420,7 @@ public final class UcpContext extends UcxHandle {
     void beforeClose() {
         for (UcxHandle child : childrenSnapshot()) {
             if (child instanceof UcpWorker w) {
-                w.check();
+                w.checkClosable();
             }
         }
     }

@@ -1464,6 +1464,11 @@ public final class UcpEndpoint extends UcxHandle {
             MemorySegment request = ucp_ep_close_nbx(handle, param);
             if (UcsMacros.UCS_PTR_IS_PTR(request)) {
                 long deadline = System.nanoTime() + (forced ? Duration.ofSeconds(2) : closeTimeout).toNanos();
+                if (worker.inCallback()) {
+                    // no progress here (UCX forbids it inside a callback): later progress calls finish the close
+                    worker.deferClose(request.address(), deadline);
+                    return;
+                }
                 while (ucp_request_check_status(request) == UCS_INPROGRESS() && System.nanoTime() - deadline < 0) {
                     ucp_worker_progress(workerHandle);
                 }

@@ -162,7 +162,14 @@ public final class UcpListener extends UcxHandle {
         handedOut.removeIf(answered -> !answered.isPending());
         handedOut.add(r);
         if (handler != null) {
-            handler.accept(r);
+            try {
+                handler.accept(r);
+            } catch (Throwable t) {
+                if (r.isPending()) {
+                    r.rejectQuietly(handle); // the client learns at once instead of waiting for the listener to close
+                }
+                throw t;
+            }
         } else {
             queue.add(r);
         }

@@ -222,41 +222,155 @@ public final class UcpWorker extends UcxHandle {
         void onSendComplete(long request, byte status, long userData) {
             UcpWorker w = worker.get();
             if (w != null) {
-                w.onSendComplete(request, status, userData);
+                w.enterUpcall();
+                try {
+                    w.onSendComplete(request, status, userData);
+                } finally {
+                    w.exitUpcall();
+                }
             }
         }
 
         void onTagReceiveComplete(long request, byte status, long info, long userData) {
             UcpWorker w = worker.get();
             if (w != null) {
-                w.onTagReceiveComplete(request, status, info, userData);
+                w.enterUpcall();
+                try {
+                    w.onTagReceiveComplete(request, status, info, userData);
+                } finally {
+                    w.exitUpcall();
+                }
             }
         }
 
         void onLengthComplete(long request, byte status, long length, long userData) {
             UcpWorker w = worker.get();
             if (w != null) {
-                w.onLengthComplete(request, status, length, userData);
+                w.enterUpcall();
+                try {
+                    w.onLengthComplete(request, status, length, userData);
+                } finally {
+                    w.exitUpcall();
+                }
             }
         }
 
         byte onAmMessage(long arg, long header, long headerLength, long data, long length, long param) {
             UcpWorker w = worker.get();
-            return w != null ? w.onAmMessage(arg, header, headerLength, data, length, param) : (byte) UCS_OK();
+            if (w == null) {
+                return (byte) UCS_OK();
+            }
+            w.enterUpcall();
+            try {
+                return w.onAmMessage(arg, header, headerLength, data, length, param);
+            } finally {
+                w.exitUpcall();
+            }
         }
 
         void onEndpointError(MemorySegment arg, MemorySegment ep, byte status) {
             UcpWorker w = worker.get();
             if (w != null) {
-                w.onEndpointError(arg, ep, status);
+                w.enterUpcall();
+                try {
+                    w.onEndpointError(arg, ep, status);
+                } finally {
+                    w.exitUpcall();
+                }
             }
         }
 
         void onConnectionRequest(MemorySegment request, MemorySegment arg) {
             UcpWorker w = worker.get();
             if (w != null) {
-                w.onConnectionRequest(request, arg);
+                w.enterUpcall();
+                try {
+                    w.onConnectionRequest(request, arg);
+                } finally {
+                    w.exitUpcall();
+                }
             }
+        }
+    }
+
+    // ---- callbacks in progress -----------------------------------------------------------------------------------
+
+    /** How deep the (one) thread using a non-MULTI worker is in this worker's callbacks. */
+    private int upcallDepth;
+    /** The same per thread, for a MULTI worker, whose callbacks may run on several threads at once. */
+    private final ThreadLocal<int[]> upcallDepthPerThread = ThreadLocal.withInitial(() -> new int[1]);
+
+    void enterUpcall() {
+        if (locking) {
+            upcallDepthPerThread.get()[0]++;
+        } else {
+            upcallDepth++;
+        }
+    }
+
+    void exitUpcall() {
+        if (locking) {
+            upcallDepthPerThread.get()[0]--;
+        } else {
+            upcallDepth--;
+        }
+    }
+
+    /**
+     * Whether the calling thread is inside one of this worker's callbacks (completion, active-message, error or
+     * connection handler), where UCX allows neither progress nor destroying the worker.
+     *
+     * @return {@code true} inside a callback
+     */
+    public boolean inCallback() {
+        return locking ? upcallDepthPerThread.get()[0] > 0 : upcallDepth > 0;
+    }
+
+    private void refuseInCallback(String what) {
+        if (inCallback()) {
+            throw new IllegalStateException(what + " inside a callback of this UcpWorker: UCX does not allow it "
+                    + "there; do it after progress() returns");
+        }
+    }
+
+    /** Close requests of endpoints closed inside a callback, finished by later progress calls. */
+    private long[] deferredCloses = new long[4];
+    private long[] deferredDeadlines = new long[4];
+    private int deferredCount;
+
+    /** Takes over an endpoint's close request that cannot be waited for here (inside a callback). */
+    void deferClose(long request, long deadline) {
+        lock();
+        try {
+            if (deferredCount == deferredCloses.length) {
+                deferredCloses = java.util.Arrays.copyOf(deferredCloses, deferredCount * 2);
+                deferredDeadlines = java.util.Arrays.copyOf(deferredDeadlines, deferredCount * 2);
+            }
+            deferredCloses[deferredCount] = request;
+            deferredDeadlines[deferredCount++] = deadline;
+        } finally {
+            unlock();
+        }
+    }
+
+    /** Frees the deferred close requests that completed or ran out of time. */
+    private void finishDeferredCloses(boolean all) {
+        lock();
+        try {
+            long now = System.nanoTime();
+            int kept = 0;
+            for (int i = 0; i < deferredCount; i++) {
+                long r = deferredCloses[i];
+                if (all || RawCalls.checkStatus(critical, r) != UCS_INPROGRESS() || now - deferredDeadlines[i] > 0) {
+                    RawCalls.free(critical, r); // UCX frees one still in flight when it completes
+                } else {
+                    deferredCloses[kept] = r;
+                    deferredDeadlines[kept++] = deferredDeadlines[i];
+                }
+            }
+            deferredCount = kept;
+        } finally {
+            unlock();
         }
     }
 
@@ -324,7 +438,15 @@ public final class UcpWorker extends UcxHandle {
      * @throws RuntimeException the first exception a callback threw during this call (others are suppressed)
      */
     public int progress() {
-        int work = ucp_worker_progress(handle());
+        MemorySegment h = handle();
+        if (locking ? upcallDepthPerThread.get()[0] > 0 : upcallDepth > 0) {
+            throw new IllegalStateException("progress() inside a callback of this UcpWorker: UCX does not allow "
+                    + "it (the callback runs inside ucp_worker_progress)");
+        }
+        int work = ucp_worker_progress(h);
+        if (deferredCount != 0) {
+            finishDeferredCloses(false);
+        }
         if (hasCallbackErrors) {
             rethrowCallbackErrors();
         }
@@ -1521,6 +1643,12 @@ public final class UcpWorker extends UcxHandle {
         return new UcpListener(this, java.util.Objects.requireNonNull(address, "address"), policy, handler);
     }
 
+    /** {@link #check()}, and refuses inside a callback: for closing the worker's context. */
+    void checkClosable() {
+        check();
+        refuseInCallback("closing the context");
+    }
+
     /** The worker handle without checks, for closing children while the worker itself closes. */
     MemorySegment nativeHandleUnchecked() {
         return handle;
@@ -1531,6 +1659,7 @@ public final class UcpWorker extends UcxHandle {
     @Override
     void beforeClose() {
         check();
+        refuseInCallback("closing the worker");
         // Receives still posted would otherwise be matched while the endpoints close (closing progresses the
         // worker) and written into buffers the application may be about to free: cancel them first.
         for (long request : inFlight.keys()) {
@@ -1548,6 +1677,7 @@ public final class UcpWorker extends UcxHandle {
             return; // ucp_worker_create failed in the constructor: there is no native worker
         }
         releaseKeptAmData(); // descriptors handlers kept and the application left unused
+        finishDeferredCloses(true);
         // Endpoints are closed (children first). What is still in flight is released now: UCX frees each request
         // when it completes, and nothing will look at it again.
         for (long request : inFlight.keys()) {
