@@ -735,6 +735,11 @@ public final class UcpWorker extends UcxHandle {
         Pending p = acquire(kind, op, keep1, keep2);
         p.endpoint = endpoint;
         p.memory = memory;
+        return track(p, address);
+    }
+
+    /** Records a request in flight under its address, which is its token. */
+    private long track(Pending p, long address) {
         p.request = address;
         lock();
         try {
@@ -810,14 +815,7 @@ public final class UcpWorker extends UcxHandle {
             recycle(p);
             throw UcxException.of(op, (byte) address);
         }
-        p.request = address;
-        lock();
-        try {
-            inFlight.put(address, p);
-        } finally {
-            unlock();
-        }
-        return address;
+        return track(p, address);
     }
 
     /**

@@ -161,17 +161,7 @@ public abstract sealed class IntegrityChannel permits IntegritySender, Integrity
         if (state != State.DONE) {
             state = State.ABANDONED;
         }
-        cancelReceives();
-        try {
-            ep.closeForce();
-        } catch (RuntimeException e) {
-            fail(e);
-        }
-        while (unresolved() > 0 && System.nanoTime() - deadlineNanos < 0) {
-            worker.progress();
-            pollAll();
-        }
-        return unresolved();
+        return close(true, deadlineNanos);
     }
 
     /**
@@ -182,9 +172,18 @@ public abstract sealed class IntegrityChannel permits IntegritySender, Integrity
      * @return tokens still unresolved at the deadline
      */
     public int finish(long deadlineNanos) {
+        return close(false, deadlineNanos);
+    }
+
+    /** Cancels the receives left posted, closes the endpoint, and resolves tokens until the deadline. */
+    private int close(boolean force, long deadlineNanos) {
         cancelReceives();
         try {
-            ep.close(); // also ends a stream receive left posted, which a cancel does not
+            if (force) {
+                ep.closeForce();
+            } else {
+                ep.close(); // also ends a stream receive left posted, which a cancel does not
+            }
         } catch (RuntimeException e) {
             fail(e);
         }
