@@ -111,10 +111,24 @@ public abstract sealed class IntegrityChannel permits IntegritySender, Integrity
     void fail(String why) {
         if (failure == null) {
             failure = why;
+            failedWhileEnding = state == State.ENDING;
         }
         if (state != State.DONE && state != State.ABANDONED) {
             state = State.FAILED;
         }
+    }
+
+    private boolean failedWhileEnding;
+
+    /**
+     * Whether the channel's first failure came while it was {@link State#ENDING}: after everything was sent and
+     * acknowledged, while the end and its answer crossed (a peer that exits right after answering closes its
+     * connection under the other side's last step).
+     *
+     * @return {@code true} if it failed only in its closing exchange
+     */
+    public boolean failedWhileEnding() {
+        return failedWhileEnding;
     }
 
     void problem(String what) {

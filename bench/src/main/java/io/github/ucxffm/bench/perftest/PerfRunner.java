@@ -38,10 +38,15 @@ public abstract class PerfRunner implements AutoCloseable {
     public static final long JIT_WARMUP = 10_000;
 
     /**
-     * From this message size on, the warm-up is {@code -w}'s alone: an operation takes tens of microseconds or more,
-     * what the binding adds is in the noise, and ten thousand such warm-up iterations would take seconds.
+     * From this message size on, ten thousand warm-up iterations would take seconds: a bandwidth test warms up for
+     * at least {@link #JIT_WARMUP_LARGE} iterations, enough for the compiler to finish with the wait loops (a run
+     * of a few hundred 1 MiB messages over tcp measured 40 % slower with the compiler still at work than with it
+     * done), and a ping-pong for {@code -w}'s alone.
      */
     public static final long JIT_WARMUP_BELOW = 64 * 1024;
+
+    /** The warm-up floor of a bandwidth test of {@link #JIT_WARMUP_BELOW} bytes or more. */
+    public static final long JIT_WARMUP_LARGE = 1_000;
 
     /** How long a server waiting out a one-sided test sleeps after a progress call that found nothing to do. */
     public static final long QUIET_PARK_NANOS = 50_000;
@@ -261,13 +266,17 @@ public abstract class PerfRunner implements AutoCloseable {
 
     /**
      * The warm-up iterations both sides run: {@link PerfParams#effectiveWarmup()}, at least {@link #JIT_WARMUP}
-     * for messages under {@link #JIT_WARMUP_BELOW} bytes.
+     * for messages under {@link #JIT_WARMUP_BELOW} bytes and {@link #JIT_WARMUP_LARGE} for larger ones in a bandwidth
+     * test.
      *
      * @return iterations
      */
     protected final long warmup() {
         long w = params.effectiveWarmup();
-        return params.size() < JIT_WARMUP_BELOW ? Math.max(w, JIT_WARMUP) : w;
+        if (params.size() < JIT_WARMUP_BELOW) {
+            return Math.max(w, JIT_WARMUP);
+        }
+        return pingPong() ? w : Math.max(w, JIT_WARMUP_LARGE);
     }
 
     private void clientLoop(long iterations, PerfReport report) throws Exception {
