@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -73,17 +74,19 @@ class SignalSafetyTest {
         Run run = probe(List.of());
         assertEquals(0, run.exit, run.output);
         assertTrue(run.output.contains("caught 30 NullPointerExceptions"), run.output);
+        assertFalse(run.output.contains("Caught signal"), "UCX's handler saw a signal:\n" + run.output);
     }
 
     /**
-     * The control: with UCX's handlers kept, the same probe dies. This proves the probe above detects the fault
-     * it guards against, rather than passing whatever the hook does.
+     * The control: with UCX's handlers kept, UCX's handler takes the JVM's null-check signal (it prints "Caught
+     * signal 11" and a backtrace). This proves the probe above detects the fault it guards against, rather than
+     * passing whatever the hook does. What happens next varies: usually the process dies; in some runs UCX hands the
+     * signal back to the JVM's handler, which it restores, and the probe goes on.
      */
     @Test
-    void shouldCrashTheProbeWhenUcxKeepsItsSignalHandlers() throws Exception {
+    void shouldLetUcxTakeTheSignalWhenItKeepsItsHandlers() throws Exception {
         Run run = probe(List.of("-D" + UcxLibraryHook.KEEP_SIGNALS_PROPERTY + "=true"));
-        assertNotEquals(0, run.exit, run.output);
-        assertTrue(run.output.contains("Caught signal 11"), run.output);
+        assertTrue(run.output.contains("Caught signal 11"), "exit " + run.exit + ":\n" + run.output);
     }
 
     private record Run(int exit, String output) {
