@@ -1,11 +1,9 @@
 package io.github.ucxffm;
 
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -19,32 +17,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Active messages sent and received with scatter-gather lists, and stream polling. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class AmScatterGatherAndStreamPollTest {
+class AmScatterGatherAndStreamPollTest extends TwoWorkerTest {
 
-    private UcpContext context;
-    private UcpWorker a;
-    private UcpWorker b;
-    private UcpEndpoint ab;
-    private UcpEndpoint ba;
-    private Arena arena;
-
-    @BeforeEach
-    void setUp() {
-        context = UcpContext.builder().features(UcpContext.Feature.AM, UcpContext.Feature.STREAM,
-                UcpContext.Feature.RMA).build();
-        a = context.newWorker();
-        b = context.newWorker();
-        ab = a.connect(b.address());
-        ba = b.connect(a.address());
-        arena = Arena.ofConfined();
+    AmScatterGatherAndStreamPollTest() {
+        super(true, UcpContext.Feature.AM, UcpContext.Feature.STREAM, UcpContext.Feature.RMA);
     }
 
+    /** Runs before the workers close (JUnit runs a subclass's {@code @AfterEach} first). */
     @AfterEach
-    void tearDown() {
+    void closeEndpoints() {
         ab.closeForce();
         ba.closeForce();
-        context.close();
-        arena.close();
     }
 
     private MemorySegment[] split(MemorySegment whole, long... cuts) {

@@ -1,11 +1,8 @@
 package io.github.ucxffm;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -33,32 +30,15 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class AmTest {
+class AmTest extends TwoWorkerTest {
 
-    private UcpContext context;
-    private UcpWorker a;
-    private UcpWorker b;
-    private UcpEndpoint ab;
-    private Arena arena;
+    AmTest() {
+        super(false, UcpContext.Feature.AM);
+    }
 
     /** What a handler saw, copied out during the call. */
     private record Got(int id, byte[] header, long length, boolean rendezvous, boolean persistent, byte[] data,
                        UcpAmData kept, boolean hadReplyEndpoint) {
-    }
-
-    @BeforeEach
-    void setUp() {
-        context = UcpContext.builder().features(UcpContext.Feature.AM).build();
-        a = context.newWorker();
-        b = context.newWorker();
-        ab = a.connect(b.address());
-        arena = Arena.ofConfined();
-    }
-
-    @AfterEach
-    void tearDown() {
-        context.close();
-        arena.close();
     }
 
     private MemorySegment bytes(long n, int seed) {

@@ -1,7 +1,5 @@
 package io.github.ucxffm;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -25,28 +23,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * {@code receivedTag()}/{@code receivedLength()} report always belongs to the receive just polled.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class ImmediateCompletionTest {
+class ImmediateCompletionTest extends TwoWorkerTest {
 
-    private UcpContext context;
-    private UcpWorker a;
-    private UcpWorker b;
-    private UcpEndpoint ab;
-    private UcpEndpoint ba;
-    private Arena arena;
-
-    @BeforeEach
-    void setUp() {
-        context = UcpContext.builder().features(UcpContext.Feature.TAG, UcpContext.Feature.STREAM).build();
-        a = context.newWorker();
-        b = context.newWorker();
-        ab = a.connect(b.address());
-        arena = Arena.ofConfined();
-    }
-
-    @AfterEach
-    void tearDown() {
-        context.close();
-        arena.close();
+    ImmediateCompletionTest() {
+        super(false, UcpContext.Feature.TAG, UcpContext.Feature.STREAM);
     }
 
     /** Sends a tag message and progresses until it waits at b, unexpected. */

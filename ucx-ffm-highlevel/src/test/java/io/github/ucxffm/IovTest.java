@@ -1,11 +1,8 @@
 package io.github.ucxffm;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
 
@@ -21,7 +18,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Scatter-gather (IOV) tag and stream operations between two workers of one context. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class IovTest {
+class IovTest extends TwoWorkerTest {
+
+    IovTest() {
+        super(true, UcpContext.Feature.TAG, UcpContext.Feature.STREAM);
+    }
 
     /** Segment sizes of the lists used: small eager, with an empty entry, and over 1 MiB in total (rendezvous). */
     private static final long[][] SHAPES = {
@@ -31,29 +32,6 @@ class IovTest {
         {700_000, 3, 600_000},
         {1 << 20, 1 << 20, 12345},
     };
-
-    private UcpContext context;
-    private UcpWorker a;
-    private UcpWorker b;
-    private UcpEndpoint ab;
-    private UcpEndpoint ba;
-    private Arena arena;
-
-    @BeforeEach
-    void setUp() {
-        context = UcpContext.builder().features(UcpContext.Feature.TAG, UcpContext.Feature.STREAM).build();
-        a = context.newWorker();
-        b = context.newWorker();
-        ab = a.connect(b.address());
-        ba = b.connect(a.address());
-        arena = Arena.ofConfined();
-    }
-
-    @AfterEach
-    void tearDown() {
-        context.close();
-        arena.close();
-    }
 
     private MemorySegment[] segments(long[] sizes, int seed) {
         MemorySegment[] iov = new MemorySegment[sizes.length];

@@ -1,11 +1,8 @@
 package io.github.ucxffm;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
 
@@ -23,27 +20,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Probing for unexpected tag messages, receiving probed messages, tag masks and synchronous sends. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class ProbeTest {
+class ProbeTest extends TwoWorkerTest {
 
-    private UcpContext context;
-    private UcpWorker a;
-    private UcpWorker b;
-    private UcpEndpoint ab;
-    private Arena arena;
-
-    @BeforeEach
-    void setUp() {
-        context = UcpContext.builder().features(UcpContext.Feature.TAG).build();
-        a = context.newWorker();
-        b = context.newWorker();
-        ab = a.connect(b.address());
-        arena = Arena.ofConfined();
-    }
-
-    @AfterEach
-    void tearDown() {
-        context.close();
-        arena.close();
+    ProbeTest() {
+        super(false, UcpContext.Feature.TAG);
     }
 
     /** Sends and progresses until the message is at b, unexpected; returns what was sent. */

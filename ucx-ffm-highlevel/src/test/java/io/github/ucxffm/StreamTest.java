@@ -1,12 +1,9 @@
 package io.github.ucxffm;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.io.ByteArrayOutputStream;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
 
@@ -23,29 +20,10 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 /** Ordered byte streams between two workers of one context. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class StreamTest {
+class StreamTest extends TwoWorkerTest {
 
-    private UcpContext context;
-    private UcpWorker a;
-    private UcpWorker b;
-    private UcpEndpoint ab;
-    private UcpEndpoint ba;
-    private Arena arena;
-
-    @BeforeEach
-    void setUp() {
-        context = UcpContext.builder().features(UcpContext.Feature.STREAM).build();
-        a = context.newWorker();
-        b = context.newWorker();
-        ab = a.connect(b.address());
-        ba = b.connect(a.address());
-        arena = Arena.ofConfined();
-    }
-
-    @AfterEach
-    void tearDown() {
-        context.close();
-        arena.close();
+    StreamTest() {
+        super(true, UcpContext.Feature.STREAM);
     }
 
     /** Sends on a→b, collecting every byte b receives without waitAll until {@code expected} bytes arrived. */

@@ -1,11 +1,8 @@
 package io.github.ucxffm;
 
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
@@ -19,27 +16,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
-class TagTest {
+class TagTest extends TwoWorkerTest {
 
-    private UcpContext context;
-    private UcpWorker a;
-    private UcpWorker b;
-    private UcpEndpoint ab;
-    private Arena arena;
-
-    @BeforeEach
-    void setUp() {
-        context = UcpContext.builder().features(UcpContext.Feature.TAG).build();
-        a = context.newWorker();
-        b = context.newWorker();
-        ab = a.connect(b.address());
-        arena = Arena.ofConfined();
-    }
-
-    @AfterEach
-    void tearDown() {
-        context.close();
-        arena.close();
+    TagTest() {
+        super(false, UcpContext.Feature.TAG);
     }
 
     private MemorySegment bytes(int n, int seed) {
