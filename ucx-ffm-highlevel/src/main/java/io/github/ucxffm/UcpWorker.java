@@ -439,7 +439,7 @@ public final class UcpWorker extends UcxHandle {
      */
     public int progress() {
         MemorySegment h = handle();
-        if (locking ? upcallDepthPerThread.get()[0] > 0 : upcallDepth > 0) {
+        if (inCallback()) {
             throw new IllegalStateException("progress() inside a callback of this UcpWorker: UCX does not allow "
                     + "it (the callback runs inside ucp_worker_progress)");
         }

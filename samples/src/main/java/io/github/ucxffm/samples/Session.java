@@ -134,8 +134,7 @@ final class Session implements AutoCloseable {
         try {
             worker.await(request, Duration.ofMillis(SampleConfig.STEP_TIMEOUT_MILLIS), idle());
         } catch (UcxTimeoutException e) {
-            throw SampleException.failed("no answer from the " + peer() + " within "
-                    + SampleConfig.STEP_TIMEOUT_MILLIS / 1000 + " s while " + what);
+            throw noAnswer(what);
         } catch (UcxException e) {
             throw lost(what, e);
         }
@@ -157,11 +156,16 @@ final class Session implements AutoCloseable {
                 return condition.getAsBoolean();
             }, Duration.ofMillis(SampleConfig.STEP_TIMEOUT_MILLIS), idle());
         } catch (UcxTimeoutException e) {
-            throw SampleException.failed("no answer from the " + peer() + " within "
-                    + SampleConfig.STEP_TIMEOUT_MILLIS / 1000 + " s while " + what);
+            throw noAnswer(what);
         } catch (UcxException e) {
             throw lost(what, e);
         }
+    }
+
+    /** The one-line failure for a step that ran out of time while {@code what}. */
+    private SampleException noAnswer(String what) {
+        return SampleException.failed("no answer from the " + peer() + " within "
+                + SampleConfig.STEP_TIMEOUT_MILLIS / 1000 + " s while " + what);
     }
 
     /** The one-line failure for a UCX error while {@code what}: names a peer that went away when that is the cause. */
