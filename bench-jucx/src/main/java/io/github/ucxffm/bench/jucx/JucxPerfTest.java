@@ -202,7 +202,7 @@ public final class JucxPerfTest extends PerfRunner {
         report.printHeader(p.test());
         runClient(report);
         report.printFinal();
-        err.println(allocationLine);
+        printRunNotes();
     }
 
     private static ByteBuffer direct(byte[] bytes) {
@@ -301,19 +301,19 @@ public final class JucxPerfTest extends PerfRunner {
     }
 
     @Override
-    protected void barrier(int sequenceNumber, boolean server) throws Exception {
-        byte[] message = Handshake.barrier(sequenceNumber);
+    protected int barrier(int sequenceNumber, int value, boolean server) throws Exception {
+        byte[] message = Handshake.barrier(sequenceNumber, value);
         if (server) {
             int n = receiveControl(false);
-            Handshake.checkBarrier(controlBytes, n, sequenceNumber);
+            int peer = Handshake.checkBarrier(controlBytes, n, sequenceNumber);
             sendControl(message, false);
-        } else {
-            UcpRequest in = worker.recvTaggedNonBlocking(controlIn, Handshake.MAX_MESSAGE, Handshake.CONTROL_TAG,
-                    -1L, null);
-            sendControl(message, false);
-            awaitControl(in, false, "waiting for the server at a barrier");
-            Handshake.checkBarrier(controlBytes, copyControl(in), sequenceNumber);
+            return peer;
         }
+        UcpRequest in = worker.recvTaggedNonBlocking(controlIn, Handshake.MAX_MESSAGE, Handshake.CONTROL_TAG,
+                -1L, null);
+        sendControl(message, false);
+        awaitControl(in, false, "waiting for the server at a barrier");
+        return Handshake.checkBarrier(controlBytes, copyControl(in), sequenceNumber);
     }
 
     // ---- runs -----------------------------------------------------------------------------------------------------

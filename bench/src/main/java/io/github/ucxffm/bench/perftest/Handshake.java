@@ -24,7 +24,7 @@ public final class Handshake {
     public static final int MAX_MESSAGE = 8192;
 
     private static final int MAGIC = 0x55435850; // "UCXP"
-    private static final int VERSION = 1;
+    private static final int VERSION = 2;
     private static final byte REQUEST = 1;
     private static final byte REPLY = 2;
     private static final byte BARRIER = 3;
@@ -170,30 +170,39 @@ public final class Handshake {
     }
 
     /**
-     * A barrier message: which barrier it is, so that a side out of step is caught.
+     * A barrier message: which barrier it is, so that a side out of step is caught, and a value for the peer (the
+     * warm-up rounds exchange what decides whether another round follows).
      *
      * @param sequence the barrier's number
+     * @param value    what this side tells the peer
      * @return the message
      */
-    public static byte[] barrier(int sequence) {
-        ByteBuffer b = header(16, BARRIER);
-        b.putInt(sequence);
+    public static byte[] barrier(int sequence, int value) {
+        ByteBuffer b = header(24, BARRIER);
+        b.putInt(sequence).putInt(value);
         return bytes(b);
     }
 
     /**
-     * Checks a barrier message.
+     * Checks a barrier message and returns the peer's value.
      *
      * @param message  the bytes received
      * @param length   how many arrived
      * @param sequence the barrier expected
-     * @throws IllegalStateException if it is another barrier
+     * @return the value the peer sent
+     * @throws IllegalStateException    if it is another barrier
+     * @throws IllegalArgumentException if it is not a barrier or is truncated
      */
-    public static void checkBarrier(byte[] message, int length, int sequence) {
+    public static int checkBarrier(byte[] message, int length, int sequence) {
         ByteBuffer b = open(message, length, BARRIER);
-        int got = b.getInt();
-        if (got != sequence) {
-            throw new IllegalStateException("peer is at barrier " + got + ", this side at " + sequence);
+        try {
+            int got = b.getInt();
+            if (got != sequence) {
+                throw new IllegalStateException("peer is at barrier " + got + ", this side at " + sequence);
+            }
+            return b.getInt();
+        } catch (BufferUnderflowException e) {
+            throw new IllegalArgumentException("truncated barrier (" + length + " bytes)", e);
         }
     }
 

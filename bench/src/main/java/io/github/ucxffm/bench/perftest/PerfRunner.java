@@ -29,24 +29,54 @@ public abstract class PerfRunner implements AutoCloseable {
     /** Iterations of a one-way test timed together while they are short. */
     public static final int STREAM_BATCH = 16;
     /**
-     * Warm-up iterations a Java runner makes at least for messages under {@link #JIT_WARMUP_BELOW} bytes, whatever
-     * {@code -w} and {@code -n} say (both sides compute the same number): HotSpot compiles a method with its
-     * optimizing compiler after some thousands of calls, and until then the compiled code is not what is measured
-     * and the compiler threads compete for the cores with the two spinning processes. {@code ucx_perftest} has no
-     * JIT; its own default warm-up is this number too. Warm-up is never measured.
+     * Warm-up iterations a Java runner makes at least, whatever {@code -w} and {@code -n} say (both sides compute
+     * the same number), for ping-pongs of messages under {@link #JIT_WARMUP_BELOW} bytes and for bandwidth tests of
+     * messages under {@link #JIT_WARMUP_LARGE_FROM} bytes: HotSpot compiles a method with its optimizing compiler
+     * after some thousands of calls, and until then the compiled code is not what is measured and the compiler
+     * threads compete for the cores with the two spinning processes. Fewer are not enough: 2,762 warm-up puts of
+     * 64 KiB (what {@code bench compare} asks for) left the optimizing compiler at work on the put path during the
+     * measured loop, whose average came out at twice its median. {@code ucx_perftest} has no JIT; its own default
+     * warm-up is this number too. Warm-up is never measured.
      */
     public static final long JIT_WARMUP = 10_000;
 
     /**
-     * From this message size on, ten thousand warm-up iterations would take seconds: a bandwidth test warms up for
-     * at least {@link #JIT_WARMUP_LARGE} iterations, enough for the compiler to finish with the wait loops (a run
-     * of a few hundred 1 MiB messages over tcp measured 40 % slower with the compiler still at work than with it
-     * done), and a ping-pong for {@code -w}'s alone.
+     * From this message size on, ten thousand round trips would take seconds: a ping-pong warms up for
+     * {@code -w}'s iterations alone (each one is long enough that what the compiler has not finished weighs
+     * little).
      */
     public static final long JIT_WARMUP_BELOW = 64 * 1024;
 
-    /** The warm-up floor of a bandwidth test of {@link #JIT_WARMUP_BELOW} bytes or more. */
+    /**
+     * From this message size on, a bandwidth test warms up for at least {@link #JIT_WARMUP_LARGE} iterations,
+     * enough for the compiler to finish with the wait loops (a run of a few hundred 1 MiB messages over tcp
+     * measured 40 % slower with the compiler still at work than with it done).
+     */
+    public static final long JIT_WARMUP_LARGE_FROM = 1024 * 1024;
+
+    /** The warm-up floor of a bandwidth test of {@link #JIT_WARMUP_LARGE_FROM} bytes or more. */
     public static final long JIT_WARMUP_LARGE = 1_000;
+
+    /**
+     * The warm-up repeats its iterations in rounds until it has lasted this long: the compiler works in the
+     * background, and ten thousand 4 KiB puts are over in a millisecond, long before it has compiled what they ran.
+     */
+    public static final long WARMUP_MIN_NANOS = 250_000_000L;
+
+    /**
+     * Past the minimum, rounds go on while either side's compiler was at work during the last one, but not once
+     * the warm-up has lasted this long.
+     */
+    public static final long WARMUP_MAX_NANOS = 5_000_000_000L;
+
+    /** The sequence number of the barrier that ends each warm-up round (1 and 2 surround the measured loop). */
+    private static final int WARMUP_BARRIER = 0;
+    /** Flags the sides exchange at the end of a warm-up round: the client's minimum time is not over yet. */
+    private static final int WARMUP_TOO_SHORT = 1;
+    /** The sender's compiler finished some work during the round. */
+    private static final int WARMUP_COMPILING = 2;
+    /** The client stops warming up whatever the other flags say. */
+    private static final int WARMUP_STOP = 4;
 
     /** How long a server waiting out a one-sided test sleeps after a progress call that found nothing to do. */
     public static final long QUIET_PARK_NANOS = 50_000;
@@ -62,8 +92,10 @@ public abstract class PerfRunner implements AutoCloseable {
     protected final PrintStream err;
     /** The test being run; set by the session before the run starts. */
     protected PerfParams params;
-    /** What this side printed about allocation in the measured loop, after the run. */
-    protected String allocationLine;
+    /** What the client's measured loop allocated, set after the run. */
+    private String allocationLine;
+    /** How long the client warmed up; {@code null} without a warm-up. */
+    private String warmupLine;
 
     /**
      * Sets where output goes.
@@ -162,13 +194,15 @@ public abstract class PerfRunner implements AutoCloseable {
     protected abstract void client(PerfParams p) throws Exception;
 
     /**
-     * Both sides reach the same point: the client sends, the server answers.
+     * Both sides reach the same point: the client sends, the server answers; each tells the other a value.
      *
-     * @param sequenceNumber which barrier (1 before the measured loop, 2 after)
+     * @param sequenceNumber which barrier (0 after a warm-up round, 1 before the measured loop, 2 after)
+     * @param value          what this side tells the other
      * @param server         whether this is the server's side
+     * @return the value the other side told
      * @throws Exception on failure
      */
-    protected abstract void barrier(int sequenceNumber, boolean server) throws Exception;
+    protected abstract int barrier(int sequenceNumber, int value, boolean server) throws Exception;
 
     /**
      * The client's half of one round trip: send, then wait for the answer.
@@ -237,16 +271,47 @@ public abstract class PerfRunner implements AutoCloseable {
     protected final void runClient(PerfReport report) throws Exception {
         long warmup = warmup();
         if (warmup > 0) {
-            clientLoop(warmup, null);
+            // the warm-up times itself into a report of its own that prints nothing, so that the code compiled
+            // during warm-up is the code measured: a warm-up without a report leaves the report's branch
+            // uncompiled, and the measured loop would start with a deoptimization
+            PerfReport scratch = new PerfReport(out, params.test(), params.size(), params.percentile(), true);
+            long start = System.nanoTime();
+            scratch.begin(start);
+            int rounds = 0;
+            boolean more = true;
+            while (more) {
+                long compiled = compilationMillis();
+                clientLoop(warmup, scratch);
+                rounds++;
+                long elapsed = System.nanoTime() - start;
+                int mine = (compilationMillis() != compiled ? WARMUP_COMPILING : 0)
+                        | (elapsed < WARMUP_MIN_NANOS ? WARMUP_TOO_SHORT : 0)
+                        | (elapsed >= WARMUP_MAX_NANOS || !warmsUpInRounds() ? WARMUP_STOP : 0);
+                more = anotherWarmupRound(mine, barrier(WARMUP_BARRIER, mine, false));
+            }
+            warmupLine = String.format(java.util.Locale.ROOT, "%s: warm-up: %d round%s of %d iterations, %.0f ms",
+                    runner, rounds, rounds == 1 ? "" : "s", warmup, (System.nanoTime() - start) / 1e6);
         }
-        barrier(1, false);
+        barrier(1, 0, false);
         long allocatedBefore = PerfReport.allocatedBytes();
         report.begin(System.nanoTime());
         clientLoop(params.iterations(), report);
         report.finish(System.nanoTime());
         long allocated = allocatedBefore < 0 ? -1 : PerfReport.allocatedBytes() - allocatedBefore;
-        barrier(2, false);
+        barrier(2, 0, false);
         allocationLine = PerfReport.allocationLine(runner, allocated, params.iterations());
+    }
+
+    /**
+     * Prints, on the message stream, how long the client warmed up and what its measured loop allocated.
+     */
+    protected final void printRunNotes() {
+        if (warmupLine != null) {
+            err.println(warmupLine);
+        }
+        if (allocationLine != null) {
+            err.println(allocationLine);
+        }
     }
 
     /**
@@ -257,35 +322,67 @@ public abstract class PerfRunner implements AutoCloseable {
     protected final void runServer() throws Exception {
         long warmup = warmup();
         if (warmup > 0) {
-            serverLoop(warmup);
+            boolean more = true;
+            while (more) {
+                long compiled = compilationMillis();
+                serverLoop(warmup);
+                int mine = compilationMillis() != compiled ? WARMUP_COMPILING : 0;
+                more = anotherWarmupRound(barrier(WARMUP_BARRIER, mine, true), mine);
+            }
         }
-        barrier(1, true);
+        barrier(1, 0, true);
         serverLoop(params.iterations());
-        barrier(2, true);
+        barrier(2, 0, true);
     }
 
     /**
-     * The warm-up iterations both sides run: {@link PerfParams#effectiveWarmup()}, at least {@link #JIT_WARMUP}
-     * for messages under {@link #JIT_WARMUP_BELOW} bytes and {@link #JIT_WARMUP_LARGE} for larger ones in a bandwidth
-     * test.
+     * Whether both sides run another warm-up round, decided by both from the flags they exchanged, so that they
+     * agree: not when the client says stop; otherwise while the client's minimum time is not over or either
+     * compiler was at work.
+     */
+    private static boolean anotherWarmupRound(int client, int server) {
+        if ((client & WARMUP_STOP) != 0) {
+            return false;
+        }
+        return ((client | server) & (WARMUP_TOO_SHORT | WARMUP_COMPILING)) != 0;
+    }
+
+    /**
+     * Ping-pongs of {@link #JIT_WARMUP_BELOW} bytes and more warm up for one round of {@code -w}'s iterations: an
+     * active-message rendezvous ping-pong over tcp stalled in long warm-ups of both Java runners on a loaded
+     * machine (bench/RESULTS.md), and each of their iterations is long enough that the compiler weighs little.
+     */
+    private boolean warmsUpInRounds() {
+        return !pingPong() || params.size() < JIT_WARMUP_BELOW;
+    }
+
+    /** Milliseconds this JVM's compiler has worked so far ({@code -1} when it does not tell). */
+    private static long compilationMillis() {
+        java.lang.management.CompilationMXBean c = java.lang.management.ManagementFactory.getCompilationMXBean();
+        return c != null && c.isCompilationTimeMonitoringSupported() ? c.getTotalCompilationTime() : -1;
+    }
+
+    /**
+     * The warm-up iterations both sides run: {@link PerfParams#effectiveWarmup()}, and at least {@link #JIT_WARMUP}
+     * for ping-pongs under {@link #JIT_WARMUP_BELOW} bytes and bandwidth tests under {@link #JIT_WARMUP_LARGE_FROM}
+     * bytes, {@link #JIT_WARMUP_LARGE} for larger bandwidth tests.
      *
      * @return iterations
      */
     protected final long warmup() {
         long w = params.effectiveWarmup();
-        if (params.size() < JIT_WARMUP_BELOW) {
-            return Math.max(w, JIT_WARMUP);
+        long size = params.size();
+        if (pingPong()) {
+            return size < JIT_WARMUP_BELOW ? Math.max(w, JIT_WARMUP) : w;
         }
-        return pingPong() ? w : Math.max(w, JIT_WARMUP_LARGE);
+        return Math.max(w, size < JIT_WARMUP_LARGE_FROM ? JIT_WARMUP : JIT_WARMUP_LARGE);
     }
 
     private void clientLoop(long iterations, PerfReport report) throws Exception {
         if (pingPong()) {
             for (long i = 0; i < iterations; i++) {
                 ping();
-                if (report != null) {
-                    report.update(System.nanoTime());
-                }
+                report.update(System.nanoTime());
             }
             drain();
             return;
@@ -300,9 +397,7 @@ public abstract class PerfRunner implements AutoCloseable {
                 issue(i);
             }
             long now = System.nanoTime();
-            if (report != null) {
-                report.update(now, n);
-            }
+            report.update(now, n);
             // batches only where a clock read would weigh: operations under a microsecond
             batch = now - last < (long) n * BATCH_BELOW_NANOS ? STREAM_BATCH : 1;
             last = now;

@@ -181,7 +181,7 @@ public final class PerfTest extends PerfRunner {
         report.printHeader(p.test());
         runClient(report);
         report.printFinal();
-        err.println(allocationLine);
+        printRunNotes();
         err.println(RUNNER + ": transports: " + String.join(",", endpoint.transports()));
     }
 
@@ -263,20 +263,20 @@ public final class PerfTest extends PerfRunner {
     }
 
     @Override
-    protected void barrier(int sequenceNumber, boolean server) {
-        byte[] message = Handshake.barrier(sequenceNumber);
+    protected int barrier(int sequenceNumber, int value, boolean server) {
+        byte[] message = Handshake.barrier(sequenceNumber, value);
         if (server) {
             int n = receiveControl(null);
-            Handshake.checkBarrier(controlBytes, n, sequenceNumber);
+            int peer = Handshake.checkBarrier(controlBytes, n, sequenceNumber);
             sendControl(message, null);
-        } else {
-            long in = worker.receiveTag(controlIn, 0, Handshake.MAX_MESSAGE, Handshake.CONTROL_TAG, -1L);
-            sendControl(message, null);
-            awaitControl(in, null, "waiting for the server at a barrier");
-            int n = (int) worker.receivedLength();
-            MemorySegment.copy(controlIn, JAVA_BYTE, 0, controlBytes, 0, n);
-            Handshake.checkBarrier(controlBytes, n, sequenceNumber);
+            return peer;
         }
+        long in = worker.receiveTag(controlIn, 0, Handshake.MAX_MESSAGE, Handshake.CONTROL_TAG, -1L);
+        sendControl(message, null);
+        awaitControl(in, null, "waiting for the server at a barrier");
+        int n = (int) worker.receivedLength();
+        MemorySegment.copy(controlIn, JAVA_BYTE, 0, controlBytes, 0, n);
+        return Handshake.checkBarrier(controlBytes, n, sequenceNumber);
     }
 
     // ---- runs -----------------------------------------------------------------------------------------------------

@@ -41,9 +41,10 @@ class HandshakeTest {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> Handshake.parseRequest(foreign, m.length))
                 .getMessage().contains("magic"));
         assertThrows(IllegalArgumentException.class, () -> Handshake.parseReply(m, m.length));
-        byte[] b = Handshake.barrier(2);
-        Handshake.checkBarrier(b, b.length, 2);
+        byte[] b = Handshake.barrier(2, -7);
+        assertEquals(-7, Handshake.checkBarrier(b, b.length, 2));
         assertThrows(IllegalStateException.class, () -> Handshake.checkBarrier(b, b.length, 1));
+        assertThrows(IllegalArgumentException.class, () -> Handshake.checkBarrier(b, b.length - 4, 2));
         assertThrows(IllegalArgumentException.class, () -> Handshake.parseRequest(new byte[3], 3));
     }
 }

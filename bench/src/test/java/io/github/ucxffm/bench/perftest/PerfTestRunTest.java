@@ -44,8 +44,17 @@ class PerfTestRunTest {
             RunnerPair.Outcome[] o = pair.run(List.of("-t", test.testName(), "-s", size, "-n", "300", "-w", "20"), 90);
             assertRan(o, 300);
             assertTrue(o[0].output().contains("transports: "), o[0].output());
+            // -w 20 is raised to the JIT floor, and rounds of it repeat until the minimum time is over
+            java.util.regex.Matcher m = WARMUP.matcher(o[0].output());
+            assertTrue(m.find(), o[0].output());
+            assertEquals(PerfRunner.JIT_WARMUP, Long.parseLong(m.group(2)), m.group());
+            assertTrue(Long.parseLong(m.group(3)) >= PerfRunner.WARMUP_MIN_NANOS / 1_000_000, m.group());
         }
     }
+
+    /** The client's warm-up line: rounds, iterations per round, milliseconds. */
+    static final java.util.regex.Pattern WARMUP =
+            java.util.regex.Pattern.compile("warm-up: (\\d+) rounds? of (\\d+) iterations, (\\d+) ms");
 
     @Test
     void shouldRunRendezvousSizesOverTcpWithAWindow() throws Exception {
@@ -55,6 +64,16 @@ class PerfTestRunTest {
                         "4"), 90);
                 assertRan(o, 40);
                 assertTrue(o[0].output().contains("transports: tcp"), o[0].output());
+                java.util.regex.Matcher m = WARMUP.matcher(o[0].output());
+                assertTrue(m.find(), o[0].output());
+                if (test.endsWith("_lat")) {
+                    // a large ping-pong: one round of -w's iterations, however short
+                    assertEquals("1 round of 4 iterations", m.group().substring(9, m.group().lastIndexOf(',')),
+                            m.group());
+                } else {
+                    // a bandwidth test under 1 MiB warms up for the JIT floor
+                    assertEquals(PerfRunner.JIT_WARMUP, Long.parseLong(m.group(2)), m.group());
+                }
             }
         }
     }
