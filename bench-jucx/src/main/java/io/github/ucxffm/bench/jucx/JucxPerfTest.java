@@ -321,16 +321,14 @@ public final class JucxPerfTest extends PerfRunner {
     @Override
     protected void ping() throws Exception {
         switch (operation) {
+            // the answer's receive is posted once the send completed, as in ucx_perftest and the ucx-ffm runner
             case TAG -> {
-                UcpRequest r = worker.recvTaggedNonBlocking(recv, size, Handshake.DATA_TAG, -1L, null);
                 await(sendTag());
-                await(r);
+                await(worker.recvTaggedNonBlocking(recv, size, Handshake.DATA_TAG, -1L, null));
             }
             case STREAM -> {
-                UcpRequest r = endpoint.recvStreamNonBlocking(recv, size, UcpConstants.UCP_STREAM_RECV_FLAG_WAITALL,
-                        null);
                 await(endpoint.sendStreamNonBlocking(send, size, null));
-                await(r);
+                await(endpoint.recvStreamNonBlocking(recv, size, UcpConstants.UCP_STREAM_RECV_FLAG_WAITALL, null));
             }
             case AM -> {
                 long expected = amArrived + 1;

@@ -284,15 +284,15 @@ public final class PerfTest extends PerfRunner {
     @Override
     protected void ping() {
         switch (operation) {
+            // as in ucx_perftest, the answer's receive is posted once the send completed: posting it first would
+            // put its cost between the arrival of the previous answer and this send
             case TAG, TAG_SYNC -> {
-                long r = worker.receiveTag(recv, 0, size, Handshake.DATA_TAG, -1L);
                 await(sendTag());
-                await(r);
+                await(worker.receiveTag(recv, 0, size, Handshake.DATA_TAG, -1L));
             }
             case STREAM -> {
-                long r = endpoint.receiveStream(recv, 0, size, true);
                 await(endpoint.sendStream(send, 0, size));
-                await(r);
+                await(endpoint.receiveStream(recv, 0, size, true));
             }
             case AM -> {
                 long expected = amArrived + 1;
