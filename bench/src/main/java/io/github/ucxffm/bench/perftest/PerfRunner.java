@@ -54,18 +54,25 @@ public abstract class PerfRunner implements AutoCloseable {
      */
     public static final long JIT_WARMUP_LARGE_FROM = 1024 * 1024;
 
-    /** The warm-up floor of a bandwidth test of {@link #JIT_WARMUP_LARGE_FROM} bytes or more. */
+    /**
+     * The iterations of a warm-up round of a bandwidth test of {@link #JIT_WARMUP_LARGE_FROM} bytes or more (rounds
+     * repeat up to {@link #JIT_WARMUP} iterations, within {@link #WARMUP_MAX_NANOS}).
+     */
     public static final long JIT_WARMUP_LARGE = 1_000;
 
     /**
-     * The warm-up repeats its iterations in rounds until it has lasted this long: the compiler works in the
-     * background, and ten thousand 4 KiB puts are over in a millisecond, long before it has compiled what they ran.
+     * The warm-up repeats its iterations in rounds until it has lasted this long and made {@link #JIT_WARMUP}
+     * iterations in all: the compiler works in the background, and ten thousand 4 KiB puts are over in a
+     * millisecond, long before it has compiled what they ran; and four rounds of a thousand 1 MiB messages left the
+     * optimizing compiler's thresholds uncrossed until the measured loop, which it then interrupted for
+     * milliseconds at a time (two cores, both spinning).
      */
     public static final long WARMUP_MIN_NANOS = 250_000_000L;
 
     /**
-     * Past the minimum, rounds go on while either side's compiler was at work during the last one, but not once
-     * the warm-up has lasted this long.
+     * Past the minimum, rounds go on while either side's compiler was at work during the last one; and never once
+     * the warm-up has lasted this long, whatever the other conditions say (a thousand 1 MiB puts over tcp take
+     * over half a second).
      */
     public static final long WARMUP_MAX_NANOS = 5_000_000_000L;
 
@@ -284,8 +291,9 @@ public abstract class PerfRunner implements AutoCloseable {
                 clientLoop(warmup, scratch);
                 rounds++;
                 long elapsed = System.nanoTime() - start;
+                boolean tooShort = elapsed < WARMUP_MIN_NANOS || (long) rounds * warmup < JIT_WARMUP;
                 int mine = (compilationMillis() != compiled ? WARMUP_COMPILING : 0)
-                        | (elapsed < WARMUP_MIN_NANOS ? WARMUP_TOO_SHORT : 0)
+                        | (tooShort ? WARMUP_TOO_SHORT : 0)
                         | (elapsed >= WARMUP_MAX_NANOS || !warmsUpInRounds() ? WARMUP_STOP : 0);
                 more = anotherWarmupRound(mine, barrier(WARMUP_BARRIER, mine, false));
             }
