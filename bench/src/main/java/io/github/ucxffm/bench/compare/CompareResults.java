@@ -180,6 +180,23 @@ public final class CompareResults {
     }
 
     /**
+     * The best value of the metric over the successful runs of an implementation in a cell: the lowest latency or
+     * the highest bandwidth. On a machine whose speed moves between runs (shared cores), the ratio of the bests
+     * compares each implementation at its fastest, which the median can miss when the runs of one landed in a slow
+     * spell and those of the other did not.
+     *
+     * @param cell the cell
+     * @param impl the implementation
+     * @return the best value, or empty if no run succeeded
+     */
+    public OptionalDouble best(Cell cell, Impl impl) {
+        java.util.stream.DoubleStream v = runs.stream()
+                .filter(r -> r.ok() && r.impl() == impl && r.cell().equals(cell))
+                .mapToDouble(r -> metric(cell.test(), r.result()));
+        return isLatency(cell.test()) ? v.min() : v.max();
+    }
+
+    /**
      * The median of some values: the middle one, or the mean of the two middle ones.
      *
      * @param values the values
@@ -253,17 +270,18 @@ public final class CompareResults {
         b.append("Medians of ").append(repetitions).append(repetitions == 1 ? " run" : " runs")
                 .append(" per implementation. Latency tests: p50 one-way latency in us (lower is better);\n")
                 .append("bandwidth tests: overall MB/s (higher is better). Ratios are ucx-ffm / native and ")
-                .append("ucx-ffm / jucx of those numbers.\n\n");
-        String fmt = "%-9s %-12s %8s %7s %10s %10s %10s %11s %9s%n";
+                .append("ucx-ffm / jucx of those numbers;\n")
+                .append("best f/n is ucx-ffm / native of each one's best run (lowest latency, highest bandwidth).\n\n");
+        String fmt = "%-9s %-12s %8s %7s %10s %10s %10s %11s %9s %9s%n";
         b.append(String.format(Locale.ROOT, fmt, "transport", "test", "size", "metric", "native", "ucx-ffm", "jucx",
-                "ffm/native", "ffm/jucx"));
+                "ffm/native", "ffm/jucx", "best f/n"));
         for (Cell c : cells()) {
             OptionalDouble n = median(c, Impl.NATIVE);
             OptionalDouble f = median(c, Impl.FFM);
             OptionalDouble j = median(c, Impl.JUCX);
             b.append(String.format(Locale.ROOT, fmt, c.transport(), c.test().testName(), formatSize(c.size()),
                     metricLabel(c.test()), number(n), number(f), number(j), ratioText(ratio(f, n)),
-                    ratioText(ratio(f, j))));
+                    ratioText(ratio(f, j)), ratioText(ratio(best(c, Impl.FFM), best(c, Impl.NATIVE)))));
         }
         long failed = runs.stream().filter(r -> !r.ok()).count();
         if (failed > 0) {
@@ -311,10 +329,11 @@ public final class CompareResults {
 
     /** The header of {@link #summaryCsv()}. */
     public static final String SUMMARY_HEADER = "transport,test,size,metric,native,ucx_ffm,jucx,ffm_over_native,"
-            + "ffm_over_jucx";
+            + "ffm_over_jucx,native_best,ucx_ffm_best,ffm_over_native_best";
 
     /**
-     * The medians and ratios as CSV; empty fields where a value is missing.
+     * The medians and ratios as CSV, with the best runs of native and ucx-ffm and their ratio; empty fields where a
+     * value is missing.
      *
      * @return the CSV text with a header line
      */
@@ -327,7 +346,10 @@ public final class CompareResults {
             b.append(c.transport()).append(',').append(c.test().testName()).append(',').append(c.size()).append(',')
                     .append(isLatency(c.test()) ? "p50_latency_us" : "bandwidth_mbs").append(',')
                     .append(opt(n)).append(',').append(opt(f)).append(',').append(opt(j)).append(',')
-                    .append(opt(ratio(f, n))).append(',').append(opt(ratio(f, j))).append('\n');
+                    .append(opt(ratio(f, n))).append(',').append(opt(ratio(f, j))).append(',');
+            OptionalDouble nb = best(c, Impl.NATIVE);
+            OptionalDouble fb = best(c, Impl.FFM);
+            b.append(opt(nb)).append(',').append(opt(fb)).append(',').append(opt(ratio(fb, nb))).append('\n');
         }
         return b.toString();
     }

@@ -4,7 +4,8 @@ import java.io.PrintStream;
 
 /**
  * The skeleton every {@code ucx_perftest}-compatible runner shares, whatever binding it drives: the command line
- * (usage, errors, exit status), and the order of a run on each side: warm-up, barrier, the measured loop, barrier.
+ * (usage, errors, exit status), and the order of a run on each side: warm-up (in rounds, each ended by a barrier,
+ * until the JIT compilers are done: {@link #WARMUP_MIN_NANOS}), barrier, the measured loop, barrier.
  * Subclasses supply the session (connect or accept, exchange parameters) and the operations: one round trip of a
  * ping-pong on each side, issuing the next operation of a one-way stream inside the window, and receiving on the
  * server's side of a stream.
@@ -345,8 +346,8 @@ public abstract class PerfRunner implements AutoCloseable {
 
     /**
      * Whether both sides run another warm-up round, decided by both from the flags they exchanged, so that they
-     * agree: not when the client says stop; otherwise while the client's minimum time is not over or either
-     * compiler was at work.
+     * agree: not when the client says stop; otherwise while the client's minimum (time and iterations) is not
+     * reached or either compiler was at work.
      */
     private static boolean anotherWarmupRound(int client, int server) {
         if ((client & WARMUP_STOP) != 0) {

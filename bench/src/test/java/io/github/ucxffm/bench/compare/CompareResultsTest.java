@@ -74,14 +74,26 @@ class CompareResultsTest {
     }
 
     @Test
+    void shouldTakeTheLowestLatencyAndTheHighestBandwidthAsBest() {
+        CompareResults r = sample();
+        assertEquals(0.10, r.best(new Cell("shm", PerfTestType.TAG_LAT, 8), Impl.NATIVE).getAsDouble(), 1e-12);
+        assertEquals(1003, r.best(new Cell("tcp", PerfTestType.TAG_BW, 65536), Impl.FFM).getAsDouble(), 1e-12);
+        // the failed run is left out, and a cell without runs of an implementation has no best
+        assertEquals(6, r.best(new Cell("shm", PerfTestType.TAG_LAT, 65536), Impl.FFM).getAsDouble(), 1e-12);
+        assertTrue(r.best(new Cell("tcp", PerfTestType.TAG_LAT, 8), Impl.FFM).isEmpty());
+    }
+
+    @Test
     void shouldPrintOneRowPerCellWithRatiosAndListFailures() {
         String table = sample().table(3);
         List<String> lines = table.lines().toList();
         String row = lines.stream().filter(l -> l.startsWith("shm") && l.contains(" 8 B")).findFirst().orElseThrow();
-        assertTrue(row.matches("shm\\s+tag_lat\\s+8 B\\s+p50 us\\s+0\\.110\\s+0\\.220\\s+0\\.400\\s+2\\.00\\s+0\\.55"),
+        assertTrue(row.matches("shm\\s+tag_lat\\s+8 B\\s+p50 us\\s+0\\.110\\s+0\\.220\\s+0\\.400\\s+2\\.00\\s+0\\.55"
+                + "\\s+2\\.10"),
                 row);
         String bw = lines.stream().filter(l -> l.contains("64 KiB") && l.startsWith("tcp")).findFirst().orElseThrow();
-        assertTrue(bw.matches("tcp\\s+tag_bw\\s+64 KiB\\s+MB/s\\s+2000\\s+1002\\s+1500\\s+0\\.50\\s+0\\.67"), bw);
+        assertTrue(bw.matches("tcp\\s+tag_bw\\s+64 KiB\\s+MB/s\\s+2000\\s+1002\\s+1500\\s+0\\.50\\s+0\\.67"
+                + "\\s+0\\.50"), bw);
         assertTrue(table.contains("1 run failed:"), table);
         assertTrue(table.contains("ucx-ffm shm tag_lat 64 KiB #2: timed out"), table);
         // transports in the order first seen, tests in enum order, sizes ascending
@@ -104,7 +116,8 @@ class CompareResultsTest {
         List<String> summary = r.summaryCsv().lines().toList();
         assertEquals(CompareResults.SUMMARY_HEADER, summary.getFirst());
         assertEquals(5, summary.size());
-        assertTrue(summary.contains("shm,tag_lat,8,p50_latency_us,0.1100,0.2200,0.4000,2.0000,0.5500"),
+        assertTrue(summary.contains("shm,tag_lat,8,p50_latency_us,0.1100,0.2200,0.4000,2.0000,0.5500,0.1000,0.2100,"
+                + "2.1000"),
                 r.summaryCsv());
     }
 
@@ -115,7 +128,7 @@ class CompareResultsTest {
         r.add(new Run(Impl.NATIVE, c, 1, 10, bandwidth(190.5), null, 1));
         r.add(new Run(Impl.FFM, c, 1, 10, bandwidth(0.3), null, 1));
         String row = r.table(1).lines().filter(l -> l.startsWith("shm")).findFirst().orElseThrow();
-        assertTrue(row.matches(".*\\s0\\.0016\\s+-$"), row);
+        assertTrue(row.matches(".*\\s0\\.0016\\s+-\\s+0\\.0016$"), row);
     }
 
     @Test
