@@ -18,7 +18,13 @@ final class Pending {
     static final byte DONE = 5;
 
     final int id;
+    /** The UCX request of a polled operation in flight; 0 otherwise. */
     long request;
+    /**
+     * The token the application polls this slot with: even for a polled operation in flight, odd for a receive
+     * that completed when posted; 0 for a free slot or a callback or future operation.
+     */
+    long token;
     byte kind;
     /** The native call that started the operation, for error messages. */
     String op;
@@ -41,6 +47,7 @@ final class Pending {
 
     void clear() {
         request = 0;
+        token = 0;
         kind = SEND;
         op = null;
         keep1 = null;

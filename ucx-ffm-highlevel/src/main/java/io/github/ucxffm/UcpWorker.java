@@ -118,10 +118,12 @@ public final class UcpWorker extends UcxHandle {
     private final Scratch single;
     private final ThreadLocal<Scratch> perThread;
 
-    private final LongObjectMap<Pending> inFlight = new LongObjectMap<>(256);
-    /** Receives completed when posted whose results wait for poll(), and the sequence of their tokens. */
+    /** Polled operations in flight (their slots hold an even token and a UCX request). */
+    private int polledInFlight;
+    /** Receives completed when posted whose results wait for poll() (their slots hold an odd token). */
     private int immediateCount;
-    private int immediateSequence;
+    /** The sequence number in the upper half of the next token. */
+    private int tokenSequence;
     private Pending[] pending = new Pending[(int) INITIAL_POOL];
     private int[] free = new int[(int) INITIAL_POOL];
     private int freeCount;
@@ -695,7 +697,7 @@ public final class UcpWorker extends UcxHandle {
     /**
      * Handles the {@code ucs_status_ptr_t} an operation returned, for a polled operation.
      *
-     * @return the token: {@link #COMPLETED} or the request address
+     * @return the token: {@link #COMPLETED}, or one to {@link #poll(long)}
      */
     long started(MemorySegment result, Pending p) {
         // Tiny on purpose: it inlines into every operation, so the segment the downcall returned does not escape
@@ -707,7 +709,7 @@ public final class UcpWorker extends UcxHandle {
      * Handles the {@code ucs_status_ptr_t} of a polled operation started without a pending slot: nothing to do when
      * it completed at once (the common case of a small message), the slot is taken only for a request in flight.
      *
-     * @return the token: {@link #COMPLETED} or the request address
+     * @return the token: {@link #COMPLETED}, or one to {@link #poll(long)}
      */
     long startedPolled(long address, byte kind, String op, UcpEndpoint endpoint, Object keep1, Object keep2) {
         return startedPolled(address, kind, op, endpoint, keep1, keep2, null);
@@ -738,16 +740,49 @@ public final class UcpWorker extends UcxHandle {
         return track(p, address);
     }
 
-    /** Records a request in flight under its address, which is its token. */
+    /**
+     * Records a request in flight in its slot and gives out the slot's token: the slot's index and a sequence
+     * number, so that {@link #poll(long)} finds the slot by indexing, and a token polled after its slot was reused
+     * (or a foreign one) is refused rather than taken for another operation.
+     */
     private long track(Pending p, long address) {
         p.request = address;
         lock();
         try {
-            inFlight.put(address, p);
+            polledInFlight++;
+            return newToken(p, 0L);
         } finally {
             unlock();
         }
-        return address;
+    }
+
+    /** A token for slot {@code p}: the sequence number above, the slot's index and {@code low} (0 or 1) below. */
+    private long newToken(Pending p, long low) {
+        int sequence = ++tokenSequence & 0x7fffffff;
+        if (sequence == 0) {
+            sequence = tokenSequence = 1; // never 0: a token of slot 0 would read as COMPLETED
+        }
+        long token = ((long) sequence << 32) | ((long) p.id << 1) | low;
+        p.token = token;
+        return token;
+    }
+
+    /** The slot of a polled operation's token, or {@code null} when the token does not name one in flight. */
+    private Pending inFlightSlot(long token) {
+        int id = (int) ((token & 0xffffffffL) >>> 1);
+        Pending p;
+        lock();
+        try {
+            p = id < pending.length ? pending[id] : null;
+        } finally {
+            unlock();
+        }
+        return p != null && p.token == token && p.request != 0 ? p : null;
+    }
+
+    private static IllegalStateException unknownToken(long token) {
+        return new IllegalStateException("unknown request token " + Long.toHexString(token)
+                + " (already completed, or not from a polled operation of this worker)");
     }
 
     /**
@@ -768,10 +803,8 @@ public final class UcpWorker extends UcxHandle {
             p.length = length;
             p.tag = tag;
             p.status = status;
-            long token = ((long) (++immediateSequence & 0x7fffffff) << 32) | ((long) p.id << 1) | 1L;
-            p.request = token;
             immediateCount++;
-            return token;
+            return newToken(p, 1L);
         } finally {
             unlock();
         }
@@ -784,9 +817,8 @@ public final class UcpWorker extends UcxHandle {
         lock();
         try {
             p = id < pending.length ? pending[id] : null;
-            if (p == null || p.request != token || p.kind != Pending.DONE) {
-                throw new IllegalStateException("unknown request token " + Long.toHexString(token)
-                        + " (already completed, or not from a polled operation of this worker)");
+            if (p == null || p.token != token || p.kind != Pending.DONE) {
+                throw unknownToken(token);
             }
             immediateCount--;
         } finally {
@@ -835,50 +867,44 @@ public final class UcpWorker extends UcxHandle {
             return pollCompletedReceive(request);
         }
         check();
-        Pending p;
-        lock();
-        try {
-            p = inFlight.get(request);
-        } finally {
-            unlock();
+        Pending p = inFlightSlot(request);
+        if (p == null) {
+            throw unknownToken(request);
         }
-        if (p == null || p.callback != null || p.future != null) {
-            throw new IllegalStateException("unknown request token " + Long.toHexString(request)
-                    + " (already completed, or not from a polled operation of this worker)");
-        }
+        long address = p.request;
         // Raw-address downcalls: polling runs in every wait loop, and a MemorySegment made per call here is not
         // reliably scalar-replaced by the JIT (measured: up to ~1 KB per ping-pong round).
         byte status;
         Scratch s = scratch();
         if (p.kind == Pending.TAG_RECV) {
-            status = RawCalls.tagRecvTest(critical, request, s.tagInfoAddress);
+            status = RawCalls.tagRecvTest(critical, address, s.tagInfoAddress);
             if (status != UCS_INPROGRESS()) {
                 s.receivedTag = ucp_tag_recv_info.sender_tag(s.tagInfo);
                 s.receivedLength = ucp_tag_recv_info.length(s.tagInfo);
             }
         } else if (p.kind == Pending.STREAM_RECV) {
-            status = RawCalls.streamRecvTest(critical, request, s.lengthAddress);
+            status = RawCalls.streamRecvTest(critical, address, s.lengthAddress);
             if (status != UCS_INPROGRESS()) {
                 s.receivedLength = s.length.get(JAVA_LONG, 0);
             }
         } else if (p.kind == Pending.AM_RECV) {
-            status = RawCalls.checkStatus(critical, request);
+            status = RawCalls.checkStatus(critical, address);
             if (status != UCS_INPROGRESS()) {
                 s.receivedLength = p.length; // an active message's data arrives whole: its announced length
             }
         } else {
-            status = RawCalls.checkStatus(critical, request);
+            status = RawCalls.checkStatus(critical, address);
         }
         if (status == UCS_INPROGRESS()) {
             return false;
         }
         lock();
         try {
-            inFlight.remove(request);
+            polledInFlight--;
         } finally {
             unlock();
         }
-        RawCalls.free(critical, request);
+        RawCalls.free(critical, address);
         String op = p.op;
         UcpEndpoint ep = p.endpoint;
         recycle(p);
@@ -902,14 +928,18 @@ public final class UcpWorker extends UcxHandle {
      * sends, RMA and atomics already handed to the transport usually complete anyway. A canceled operation
      * completes with {@link UcxCanceledException} on its next poll (or callback, or future).
      *
-     * @param request a token of this worker; {@link #COMPLETED} is ignored
+     * @param request a token of this worker; {@link #COMPLETED}, and a token already polled to completion, are
+     *                ignored
      */
     public void cancel(long request) {
         if (request == COMPLETED || (request & 1L) != 0) {
             return; // completed already: a receive's result waiting for poll()
         }
         check();
-        ucp_request_cancel(handle, MemorySegment.ofAddress(request));
+        Pending p = inFlightSlot(request);
+        if (p != null) {
+            ucp_request_cancel(handle, MemorySegment.ofAddress(p.request));
+        }
     }
 
     /**
@@ -934,7 +964,7 @@ public final class UcpWorker extends UcxHandle {
     int inFlightCount() {
         lock();
         try {
-            return inFlight.size() + immediateCount;
+            return polledInFlight + immediateCount;
         } finally {
             unlock();
         }
@@ -1654,16 +1684,19 @@ public final class UcpWorker extends UcxHandle {
 
     // ---- life cycle ---------------------------------------------------------------------------------------------
 
+    private static boolean isPolledInFlight(Pending p) {
+        return p.token != 0 && (p.token & 1L) == 0;
+    }
+
     @Override
     void beforeClose() {
         check();
         refuseInCallback("closing the worker");
         // Receives still posted would otherwise be matched while the endpoints close (closing progresses the
         // worker) and written into buffers the application may be about to free: cancel them first.
-        for (long request : inFlight.keys()) {
-            Pending p = inFlight.get(request);
-            if (p != null && (p.kind == Pending.TAG_RECV || p.kind == Pending.STREAM_RECV)) {
-                ucp_request_cancel(handle, MemorySegment.ofAddress(request));
+        for (Pending p : pending) {
+            if (isPolledInFlight(p) && (p.kind == Pending.TAG_RECV || p.kind == Pending.STREAM_RECV)) {
+                ucp_request_cancel(handle, MemorySegment.ofAddress(p.request));
             }
         }
     }
@@ -1678,16 +1711,21 @@ public final class UcpWorker extends UcxHandle {
         finishDeferredCloses(true);
         // Endpoints are closed (children first). What is still in flight is released now: UCX frees each request
         // when it completes, and nothing will look at it again.
-        for (long request : inFlight.keys()) {
-            MemorySegment r = MemorySegment.ofAddress(request);
-            ucp_request_cancel(handle, r);
-            ucp_request_free(r);
+        for (Pending p : pending) {
+            if (isPolledInFlight(p)) {
+                MemorySegment r = MemorySegment.ofAddress(p.request);
+                ucp_request_cancel(handle, r);
+                ucp_request_free(r);
+            }
         }
         ucp_worker_destroy(handle);
-        for (long request : inFlight.keys()) {
-            // UCX no longer reads what those operations held: end their use of registered memory, free their IOV
-            // arrays (recycle does both)
-            recycle(inFlight.remove(request));
+        for (Pending p : pending) {
+            if (isPolledInFlight(p)) {
+                // UCX no longer reads what those operations held: end their use of registered memory, free their
+                // IOV arrays (recycle does both)
+                polledInFlight--;
+                recycle(p);
+            }
         }
         // Callback and future operations whose completion never came: report them canceled, so that no future
         // waits forever and every registered memory's use ends.

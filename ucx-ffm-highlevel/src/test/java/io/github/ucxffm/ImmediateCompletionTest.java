@@ -77,6 +77,35 @@ class ImmediateCompletionTest extends TwoWorkerTest {
     }
 
     @Test
+    void shouldRefuseAStaleTokenOfAnOperationThatWasInFlight() {
+        // posted before the message arrives: a UCX request in flight, polled through its pending slot
+        MemorySegment d1 = arena.allocate(8);
+        long r1 = b.receiveTag(d1, 0, 8, 9, -1L);
+        assertNotEquals(UcpWorker.COMPLETED, r1);
+        assertEquals(0, r1 & 1L, "a receive in flight has an even token");
+        assertEquals(1, b.inFlightCount());
+        assertTrue(!b.poll(r1), "nothing sent yet");
+        MemorySegment src = pattern(arena, 8, 5);
+        long send = ab.sendTag(src, 0, 8, 9);
+        progressUntil(() -> b.poll(r1), 10_000, a, b);
+        progressUntil(() -> a.poll(send), 10_000, a, b);
+        assertEquals(9, b.receivedTag());
+        assertBytes(src.toArray(JAVA_BYTE), d1, "received");
+        assertEquals(0, b.inFlightCount());
+        assertThrows(IllegalStateException.class, () -> b.poll(r1));
+        b.cancel(r1); // a token polled to completion: ignored
+        // the next receive in flight most likely takes the same slot: the old token must not reach it
+        long r2 = b.receiveTag(arena.allocate(8), 0, 8, 10, -1L);
+        assertNotEquals(r1, r2);
+        assertThrows(IllegalStateException.class, () -> b.poll(r1), "a stale token must not poll r2");
+        b.cancel(r1);
+        assertTrue(!b.poll(r2), "cancelling the stale token left r2 alone");
+        b.cancel(r2);
+        assertThrows(UcxCanceledException.class, () -> progressUntil(() -> b.poll(r2), 10_000, a, b));
+        assertEquals(0, b.inFlightCount());
+    }
+
+    @Test
     void shouldReportTruncationOfAnArrivedMessageOnPoll() {
         arrive(100, 9, 5);
         long r = b.receiveTag(arena.allocate(10), 0, 10, 9, -1L);
