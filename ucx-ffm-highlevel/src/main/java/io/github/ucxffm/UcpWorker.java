@@ -788,8 +788,8 @@ public final class UcpWorker extends UcxHandle {
     /**
      * A token for a receive that completed when it was posted: its tag and length wait in a pending slot until
      * {@link #poll(long)} hands them over, so that {@link #receivedTag()} and {@link #receivedLength()} describe
-     * the receive just polled, as they do for one that completed later. Odd, unlike request addresses; the upper
-     * half is a sequence number, so a token polled twice is refused rather than mistaken for a newer one.
+     * the receive just polled, as they do for one that completed later. Odd, unlike the tokens of operations in
+     * flight (see {@link #newToken}); a token polled twice is refused rather than mistaken for a newer one.
      */
     long completedReceive(String op, long length, long tag, int status) {
         lock();

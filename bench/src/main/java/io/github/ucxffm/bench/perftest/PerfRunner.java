@@ -49,9 +49,9 @@ public abstract class PerfRunner implements AutoCloseable {
     public static final long JIT_WARMUP_BELOW = 64 * 1024;
 
     /**
-     * From this message size on, a bandwidth test warms up for at least {@link #JIT_WARMUP_LARGE} iterations,
-     * enough for the compiler to finish with the wait loops (a run of a few hundred 1 MiB messages over tcp
-     * measured 40 % slower with the compiler still at work than with it done).
+     * From this message size on, a bandwidth test warms up in rounds of {@link #JIT_WARMUP_LARGE} iterations rather
+     * than {@link #JIT_WARMUP}, ten thousand of which could take seconds (a run of a few hundred 1 MiB messages over
+     * tcp measured 40 % slower with the compiler still at work than with it done).
      */
     public static final long JIT_WARMUP_LARGE_FROM = 1024 * 1024;
 
@@ -79,7 +79,7 @@ public abstract class PerfRunner implements AutoCloseable {
 
     /** The sequence number of the barrier that ends each warm-up round (1 and 2 surround the measured loop). */
     private static final int WARMUP_BARRIER = 0;
-    /** Flags the sides exchange at the end of a warm-up round: the client's minimum time is not over yet. */
+    /** Flags the sides exchange at the end of a warm-up round: the client's minimum (time, iterations) is not met. */
     private static final int WARMUP_TOO_SHORT = 1;
     /** The sender's compiler finished some work during the round. */
     private static final int WARMUP_COMPILING = 2;

@@ -415,8 +415,6 @@ public final class PerfTest extends PerfRunner {
 
     // ---- completion -----------------------------------------------------------------------------------------------
 
-    static final boolean SPIN = Boolean.getBoolean("spin");
-
     private void await(long token) {
         while (!worker.poll(token)) {
             worker.progress();
@@ -435,8 +433,8 @@ public final class PerfTest extends PerfRunner {
             if (worker.poll(ring[head])) {
                 head = (head + 1) & ringMask;
                 outstanding--;
-            } else if (worker.progress() == 0 && SPIN) {
-                Thread.onSpinWait();
+            } else {
+                worker.progress();
             }
         }
     }
