@@ -534,17 +534,9 @@ class SoakTest {
         return s.length() < 3000 ? s : "..." + s.substring(s.length() - 3000);
     }
 
+    /** The peer's report lines, its output read to the end (the peer has exited or been killed). */
     private static Integrity.Lines settled(PeerProcess p) throws InterruptedException {
-        String last = null;
-        for (int i = 0; i < 50; i++) {
-            String now = p.transcript();
-            if (!p.isAlive() && now.equals(last)) {
-                break;
-            }
-            last = now;
-            Thread.sleep(20);
-        }
-        return Integrity.Lines.parse(p.transcript());
+        return Integrity.Lines.parse(p.transcriptToEnd(10));
     }
 
     private void peerLog(Run r, Integrity.Lines lines, boolean cleanEnd) {

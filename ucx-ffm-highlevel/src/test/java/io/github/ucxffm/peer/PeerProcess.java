@@ -29,10 +29,12 @@ public final class PeerProcess implements AutoCloseable {
     private final Process process;
     private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
     private final StringBuilder transcript = new StringBuilder();
+    /** Reads the peer's output into {@link #transcript} and {@link #lines}; ends at the end of the output. */
+    private final Thread reader;
 
     private PeerProcess(Process process) {
         this.process = process;
-        Thread reader = new Thread(() -> {
+        reader = new Thread(() -> {
             try (BufferedReader r = new BufferedReader(new InputStreamReader(process.getInputStream(),
                     StandardCharsets.UTF_8))) {
                 String line;
@@ -154,6 +156,25 @@ public final class PeerProcess implements AutoCloseable {
             throw new AssertionError("peer still running after " + seconds + " s; output:\n" + transcript());
         }
         return process.exitValue();
+    }
+
+    /**
+     * Everything the peer printed, once its output has been read to the end (the peer exited and the pipe is
+     * drained). After a SIGKILL the pipe still holds what the peer wrote, and on a loaded machine the reader may be
+     * well behind: output that merely stopped changing for a while can still be incomplete.
+     *
+     * @param seconds how long to wait for the end of the output
+     * @return the whole output
+     * @throws InterruptedException if interrupted
+     * @throws AssertionError       if the output did not end in time
+     */
+    public String transcriptToEnd(int seconds) throws InterruptedException {
+        reader.join(TimeUnit.SECONDS.toMillis(seconds));
+        if (reader.isAlive()) {
+            throw new AssertionError("the peer's output did not end within " + seconds + " s"
+                    + (process.isAlive() ? " (the peer is still running)" : ""));
+        }
+        return transcript();
     }
 
     /**
