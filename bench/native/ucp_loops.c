@@ -20,7 +20,7 @@
 
 #define AM_ID       3
 #define REPETITIONS 5
-#define NEVER_SENT  0x7e5700000000001ull
+#define NEVER_SENT  0x7e57000000000001ull /* as TagBenchmark.NEVER_SENT */
 
 static ucp_worker_h sender;
 static ucp_worker_h receiver;
