@@ -118,6 +118,9 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
                 hosts.add(a);
                 continue;
             }
+            if (a.equals("--help")) {
+                throw new HelpRequested();
+            }
             char opt = a.charAt(1);
             switch (opt) {
                 case 'h' -> throw new HelpRequested();
@@ -174,8 +177,8 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
                         default -> throw new IllegalStateException();
                     }
                 }
-                default -> throw new UsageException("option -" + opt + " is not supported by " + runner
-                        + " (supported: -t -s -n -w -O -p -x -R -f -h; see -h)");
+                default -> throw new UsageException("option " + (opt == '-' ? a : "-" + opt) + " is not supported by "
+                        + runner + " (supported: -t -s -n -w -O -p -x -R -f -h; see -h)");
             }
         }
         if (hosts.size() > 1) {

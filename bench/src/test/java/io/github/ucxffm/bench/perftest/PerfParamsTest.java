@@ -61,6 +61,10 @@ class PerfParamsTest {
     void shouldRejectWhatItCannotRunWithAReason() {
         assertTrue(assertThrows(PerfParams.UsageException.class, () -> PerfParams.parse("t", "-d", "mlx5_0"))
                 .getMessage().contains("-d is not supported"));
+        // a long option is named whole, not as "--"; --help is -h
+        assertThrows(PerfParams.HelpRequested.class, () -> PerfParams.parse("t", "--help"));
+        assertTrue(assertThrows(PerfParams.UsageException.class, () -> PerfParams.parse("t", "--size=8"))
+                .getMessage().contains("option --size=8 is not supported"));
         assertTrue(assertThrows(PerfParams.UsageException.class, () -> PerfParams.parse("t", "h", "-t", "am_lat"))
                 .getMessage().contains("unknown test 'am_lat'"));
         assertTrue(assertThrows(PerfParams.UsageException.class, () -> PerfParams.parse("t", "h"))
