@@ -653,10 +653,7 @@ public final class UcpWorker extends UcxHandle {
     Pending acquire(byte kind, String op, Object keep1, Object keep2) {
         lock();
         try {
-            if (freeCount == 0) {
-                growPool();
-            }
-            Pending p = pending[free[--freeCount]];
+            Pending p = takeFreeSlot();
             p.kind = kind;
             p.op = op;
             p.keep1 = keep1;
@@ -665,6 +662,14 @@ public final class UcpWorker extends UcxHandle {
         } finally {
             unlock();
         }
+    }
+
+    /** The next free slot, the pool grown if none is left; the caller holds the pool lock. */
+    private Pending takeFreeSlot() {
+        if (freeCount == 0) {
+            growPool();
+        }
+        return pending[free[--freeCount]];
     }
 
     private void growPool() {
@@ -794,10 +799,7 @@ public final class UcpWorker extends UcxHandle {
     long completedReceive(String op, long length, long tag, int status) {
         lock();
         try {
-            if (freeCount == 0) {
-                growPool();
-            }
-            Pending p = pending[free[--freeCount]];
+            Pending p = takeFreeSlot();
             p.kind = Pending.DONE;
             p.op = op;
             p.length = length;
