@@ -419,6 +419,21 @@ public final class NetnsScenario {
             fact("later-op", "outcome", outcome, "micros", TimeUnit.NANOSECONDS.toMicros(System.nanoTime() - t));
         }
 
+        /**
+         * After a failure both sides were told of: nothing more is reported, a new operation is refused, the link
+         * comes back if {@code restoreLink}, the failed endpoints close and a new connection works.
+         */
+        void recover(boolean restoreLink) throws Exception {
+            progressFor(300); // nothing more must be reported
+            fact("after", "clientReports", c.reports, "serverReports", s.reports);
+            reportLaterOperation();
+            if (restoreLink) {
+                linkUp();
+            }
+            closeFailed();
+            reconnect();
+        }
+
         /** Force-closes the failed endpoints; restores nothing else. */
         void closeFailed() {
             long t = System.nanoTime();
@@ -490,12 +505,7 @@ public final class NetnsScenario {
             linkUp();
             return;
         }
-        pair.progressFor(300); // nothing more must be reported
-        fact("after", "clientReports", pair.c.reports, "serverReports", pair.s.reports);
-        pair.reportLaterOperation();
-        linkUp();
-        pair.closeFailed();
-        pair.reconnect();
+        pair.recover(true);
     }
 
     private static String outcomes(List<Op> ops) {
@@ -710,12 +720,7 @@ public final class NetnsScenario {
             linkUp();
             return;
         }
-        pair.progressFor(300); // nothing more must be reported
-        fact("after", "clientReports", pair.c.reports, "serverReports", pair.s.reports);
-        pair.reportLaterOperation();
-        linkUp();
-        pair.closeFailed();
-        pair.reconnect();
+        pair.recover(true);
     }
 
     // ---- (c) connection reset -------------------------------------------------------------------------------------
@@ -760,11 +765,7 @@ public final class NetnsScenario {
                 "pending", ops.stream().filter(o -> !o.done).count(), "allDoneMs", millisSince(t), "outcomes",
                 outcomes(ops));
         if (reported) {
-            pair.progressFor(300);
-            fact("after", "clientReports", pair.c.reports, "serverReports", pair.s.reports);
-            pair.reportLaterOperation();
-            pair.closeFailed();
-            pair.reconnect();
+            pair.recover(false);
         }
         return true;
     }
