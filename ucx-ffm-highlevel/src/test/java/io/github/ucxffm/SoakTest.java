@@ -596,11 +596,16 @@ class SoakTest {
             f.add(e.counts);
             c.free();
         }
-        peerLog(r, lines, true);
+        retire(r, lines, true);
+        return true;
+    }
+
+    /** A peer's run is over and audited: logs and counts what it printed, then frees its process and files. */
+    private void retire(Run r, Integrity.Lines lines, boolean cleanEnd) throws Exception {
+        peerLog(r, lines, cleanEnd);
         peerCounts(lines);
         r.process.close();
         deleteTree(r.regions);
-        return true;
     }
 
     private boolean endKilled(Run r) throws Exception {
@@ -647,10 +652,7 @@ class SoakTest {
             f.add(e.counts);
             c.free();
         }
-        peerLog(r, lines, false);
-        peerCounts(lines);
-        r.process.close();
-        deleteTree(r.regions);
+        retire(r, lines, false);
         return true;
     }
 
