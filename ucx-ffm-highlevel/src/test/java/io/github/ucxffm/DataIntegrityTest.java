@@ -108,6 +108,13 @@ class DataIntegrityTest {
         }
     }
 
+    /** For a failed audit: the peer's lines the report parser skipped as incomplete, and the end of its output. */
+    private static String malformedAndTail(PeerProcess peer) {
+        String all = peer.transcript();
+        List<String> odd = all.lines().filter(l -> !l.endsWith(" .") && !l.contains("UCX")).limit(20).toList();
+        return "peer lines not ending in ' .': " + odd + "\npeer output:\n" + tail(all);
+    }
+
     private static String tail(String s) {
         return s.length() < 4000 ? s : "..." + s.substring(s.length() - 4000);
     }
@@ -399,7 +406,7 @@ class DataIntegrityTest {
                     slots = Integrity.scanSlots(region, cfg, c.channel());
                 }
                 List<String> problems = IntegrityAudit.killedPeerReceiver(s, atKill, p, slots, cfg.tagReceives);
-                assertEquals(List.of(), problems);
+                assertEquals(List.of(), problems, () -> malformedAndTail(peer));
                 assertTrue(atKill.app().size() >= 500 && !atKill.sync().isEmpty() && !atKill.flush().isEmpty(),
                         "too little acknowledged for the check to mean much: " + atKill);
                 Integrity.SeqSet lateLost = IntegrityAudit.flushedAfterKillButLost(s, atKill, p, slots);
