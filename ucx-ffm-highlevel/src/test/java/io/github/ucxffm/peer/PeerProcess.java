@@ -45,6 +45,10 @@ public final class PeerProcess implements AutoCloseable {
                     lines.add(line);
                 }
             } catch (IOException e) {
+                // the output ends here without its end: say so where a failure message shows the transcript
+                synchronized (transcript) {
+                    transcript.append("(peer output cut: ").append(e).append(")\n");
+                }
                 lines.add("EOF " + e);
             }
         }, "peer-output-" + process.pid());
