@@ -16,6 +16,7 @@ import java.lang.invoke.MethodType;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 
@@ -102,12 +103,16 @@ final class LibClang implements AutoCloseable {
     static final int TU_DETAILED_PREPROCESSING_RECORD = 0x01;
     static final int TU_SKIP_FUNCTION_BODIES = 0x40;
 
-    /** Where libclang is looked for when neither the option nor UCXFFM_LIBCLANG names it. */
-    private static final List<String> CANDIDATES = List.of(
-            "/usr/lib/llvm-19/lib/libclang.so.1", "/usr/lib/llvm-18/lib/libclang.so.1",
-            "/usr/lib/llvm-17/lib/libclang.so.1", "/usr/lib/llvm-16/lib/libclang.so.1",
-            "/usr/lib/llvm-15/lib/libclang.so.1", "/usr/lib/llvm-14/lib/libclang.so.1",
-            "/usr/lib/x86_64-linux-gnu/libclang-14.so.1", "/usr/lib/libclang.so");
+    /**
+     * Where libclang is looked for when neither the option nor UCXFFM_LIBCLANG names it: every installed LLVM
+     * ({@code /usr/lib/llvm-N/lib}, newest first; Debian's libclang1-N puts {@code libclang-N.so.1} there, and
+     * up to LLVM 18 also {@code libclang.so.1}), then the unversioned names of other distributions.
+     */
+    private static final List<Path> LLVM_ROOTS = List.of(Path.of("/usr/lib"), Path.of("/usr/lib64"));
+
+    private static final List<Path> OTHER_CANDIDATES = List.of(
+            Path.of("/usr/lib/x86_64-linux-gnu/libclang.so.1"), Path.of("/usr/lib/libclang.so"),
+            Path.of("/usr/lib64/libclang.so"));
 
     private static final Linker LINKER = Linker.nativeLinker();
 
@@ -131,6 +136,8 @@ final class LibClang implements AutoCloseable {
     private final MethodHandle getCursorUSR;
     private final MethodHandle getCursorLocation;
     private final MethodHandle getSpellingLocation;
+    private final MethodHandle getDiagnosticLocation;
+    private final MethodHandle getExpansionLocation;
     private final MethodHandle getFileName;
     private final MethodHandle getCursorType;
     private final MethodHandle getCanonicalType;
@@ -205,6 +212,9 @@ final class LibClang implements AutoCloseable {
         getSpellingLocation = fn("clang_getSpellingLocation",
                 FunctionDescriptor.ofVoid(CX_SOURCE_LOCATION, p, p, p, p));
         getFileName = fn("clang_getFileName", FunctionDescriptor.of(CX_STRING, p));
+        getDiagnosticLocation = fn("clang_getDiagnosticLocation", FunctionDescriptor.of(CX_SOURCE_LOCATION, p));
+        getExpansionLocation = fn("clang_getExpansionLocation",
+                FunctionDescriptor.ofVoid(CX_SOURCE_LOCATION, p, p, p, p));
         getCursorType = fn("clang_getCursorType", FunctionDescriptor.of(CX_TYPE, CX_CURSOR));
         getCanonicalType = fn("clang_getCanonicalType", FunctionDescriptor.of(CX_TYPE, CX_TYPE));
         getTypedefDeclUnderlyingType = fn("clang_getTypedefDeclUnderlyingType",
@@ -292,15 +302,48 @@ final class LibClang implements AutoCloseable {
         if (env != null && !env.isBlank()) {
             return requireFile(Path.of(env), "UCXFFM_LIBCLANG");
         }
-        for (String candidate : CANDIDATES) {
-            Path path = Path.of(candidate);
-            if (Files.isRegularFile(path)) {
-                return path;
+        List<Path> candidates = candidates();
+        for (Path candidate : candidates) {
+            if (Files.isRegularFile(candidate)) {
+                return candidate;
             }
         }
-        throw new GeneratorException("libclang not found (looked in " + CANDIDATES + "); install Debian's "
-                + "libclang1-14 and libclang-common-14-dev, or name the library with --libclang PATH "
-                + "or UCXFFM_LIBCLANG");
+        throw new GeneratorException("libclang not found (looked in " + candidates + "); install your "
+                + "distribution's libclang (Debian: libclang1-N and libclang-common-N-dev; ./ucx-ffm regen does), or "
+                + "name the library with --libclang PATH or UCXFFM_LIBCLANG");
+    }
+
+    /** The places {@link #locate} tries, in order: the newest LLVM first. */
+    static List<Path> candidates() {
+        List<Path> found = new ArrayList<>();
+        for (Path root : LLVM_ROOTS) {
+            try (var dirs = Files.list(root)) {
+                dirs.filter(d -> llvmVersion(d) >= 0)
+                        .sorted(Comparator.comparingInt(LibClang::llvmVersion).reversed())
+                        .forEach(d -> {
+                            int v = llvmVersion(d);
+                            found.add(d.resolve("lib/libclang-" + v + ".so.1"));
+                            found.add(d.resolve("lib/libclang.so.1"));
+                        });
+            } catch (java.io.IOException e) {
+                // no such directory: nothing installed there
+            }
+        }
+        found.addAll(OTHER_CANDIDATES);
+        return found;
+    }
+
+    /** N of a directory named {@code llvm-N}, or -1. */
+    private static int llvmVersion(Path dir) {
+        String name = dir.getFileName().toString();
+        if (!name.startsWith("llvm-")) {
+            return -1;
+        }
+        try {
+            return Integer.parseInt(name.substring(5));
+        } catch (NumberFormatException e) {
+            return -1;
+        }
     }
 
     private static Path requireFile(Path path, String source) {
@@ -318,19 +361,31 @@ final class LibClang implements AutoCloseable {
 
     /** The builtin header directory that belongs to this libclang (for stddef.h and friends). */
     Optional<Path> resourceIncludeDir() {
+        // .../llvm-N/lib/libclang*.so.1 has clang/VERSION/include beside it; Debian's LLVM 19 and later link
+        // that name to the multiarch directory, so look beside the name first and beside the real file second.
+        List<Path> dirs = new ArrayList<>();
+        dirs.add(libraryPath.toAbsolutePath().getParent());
         try {
-            Path real = libraryPath.toRealPath();
-            Path clangDir = real.getParent().resolve("clang");
+            dirs.add(libraryPath.toRealPath().getParent());
+        } catch (java.io.IOException e) {
+            // a dangling name: only the directory it is in
+        }
+        for (Path dir : dirs) {
+            Path clangDir = dir.resolve("clang");
             if (!Files.isDirectory(clangDir)) {
-                return Optional.empty();
+                continue;
             }
             try (var versions = Files.list(clangDir)) {
-                return versions.map(v -> v.resolve("include")).filter(p -> Files.isRegularFile(p.resolve("stddef.h")))
-                        .sorted().reduce((a, b) -> b);
+                Optional<Path> include = versions.map(v -> v.resolve("include"))
+                        .filter(p -> Files.isRegularFile(p.resolve("stddef.h"))).sorted().reduce((a, b) -> b);
+                if (include.isPresent()) {
+                    return include;
+                }
+            } catch (java.io.IOException e) {
+                // unreadable: try the next place
             }
-        } catch (java.io.IOException e) {
-            return Optional.empty();
         }
+        return Optional.empty();
     }
 
     @Override
@@ -391,15 +446,33 @@ final class LibClang implements AutoCloseable {
 
         /** Formatted diagnostics of error severity or worse. */
         List<String> errors() {
-            List<String> errors = new ArrayList<>();
-            try {
+            return errorDiagnostics().stream().map(Diagnostic::text).toList();
+        }
+
+        /**
+         * Diagnostics of error severity or worse, each with where it was expanded: for an error inside a macro's
+         * body that is the line that used the macro (libclang 19 and later place the error itself in the macro's
+         * header, 14 at the use).
+         */
+        List<Diagnostic> errorDiagnostics() {
+            List<Diagnostic> errors = new ArrayList<>();
+            try (Arena call = Arena.ofConfined()) {
+                MemorySegment file = call.allocate(ADDRESS);
+                MemorySegment line = call.allocate(JAVA_INT);
                 int n = (int) getNumDiagnostics.invokeExact(unit);
                 for (int i = 0; i < n; i++) {
                     MemorySegment diag = (MemorySegment) getDiagnostic.invokeExact(unit, i);
                     int severity = (int) getDiagnosticSeverity.invokeExact(diag);
                     if (severity >= DIAGNOSTIC_ERROR) {
-                        errors.add(takeString((MemorySegment) formatDiagnostic.invokeExact(
-                                (SegmentAllocator) arena, diag, 0x1 | 0x2)));
+                        String text = takeString((MemorySegment) formatDiagnostic.invokeExact(
+                                (SegmentAllocator) arena, diag, 0x1 | 0x2));
+                        MemorySegment loc = (MemorySegment) getDiagnosticLocation.invokeExact(
+                                (SegmentAllocator) call, diag);
+                        getExpansionLocation.invokeExact(loc, file, line, MemorySegment.NULL, MemorySegment.NULL);
+                        MemorySegment f = file.get(ADDRESS, 0);
+                        String name = f.equals(MemorySegment.NULL) ? ""
+                                : takeString((MemorySegment) getFileName.invokeExact((SegmentAllocator) arena, f));
+                        errors.add(new Diagnostic(text, name, line.get(JAVA_INT, 0)));
                     }
                     disposeDiagnostic.invokeExact(diag);
                 }
@@ -506,6 +579,16 @@ final class LibClang implements AutoCloseable {
         } catch (Throwable t) {
             throw rethrow(t);
         }
+    }
+
+    /**
+     * An error diagnostic.
+     *
+     * @param text          as clang formats it (spelling location, message)
+     * @param expansionFile the file the error was expanded in ("" when it has no location)
+     * @param expansionLine the line there
+     */
+    record Diagnostic(String text, String expansionFile, int expansionLine) {
     }
 
     /** Where a cursor is spelled: file, line, column. */

@@ -364,12 +364,14 @@ final class Parser {
             }
             try (LibClang.TranslationUnit tu = clang.parse(MACRO_FILE, clangArgs, MACRO_FILE, snippet.toString())) {
                 Set<Integer> badLines = new HashSet<>();
-                for (String error : tu.errors()) {
-                    Matcher m = MACRO_ERROR_LINE.matcher(error);
-                    if (m.find()) {
+                for (LibClang.Diagnostic error : tu.errorDiagnostics()) {
+                    Matcher m = MACRO_ERROR_LINE.matcher(error.text());
+                    if (error.expansionFile().endsWith(MACRO_FILE)) {
+                        badLines.add(error.expansionLine());
+                    } else if (m.find()) {
                         badLines.add(Integer.parseInt(m.group(1)));
                     } else {
-                        throw new GeneratorException("evaluating macros failed outside the snippet: " + error);
+                        throw new GeneratorException("evaluating macros failed outside the snippet: " + error.text());
                     }
                 }
                 if (!badLines.isEmpty()) {

@@ -17,6 +17,8 @@ import static java.lang.foreign.ValueLayout.*;
  *     char name[32];
  *     struct sockaddr_storage local_sockaddr;
  *     struct sockaddr_storage remote_sockaddr;
+ *     ucp_transports_t transports;
+ *     void * user_data;
  * }
  * }
  */
@@ -30,7 +32,9 @@ public class ucp_ep_attr {
         ucx_h.C_LONG.withName("field_mask"),
         MemoryLayout.sequenceLayout(32, ucx_h.C_CHAR).withName("name"),
         sockaddr_storage.layout().withName("local_sockaddr"),
-        sockaddr_storage.layout().withName("remote_sockaddr")
+        sockaddr_storage.layout().withName("remote_sockaddr"),
+        ucp_transports_t.layout().withName("transports"),
+        ucx_h.C_POINTER.withName("user_data")
     ).withName("ucp_ep_attr");
 
     /**
@@ -247,6 +251,94 @@ public class ucp_ep_attr {
      */
     public static void remote_sockaddr(MemorySegment struct, MemorySegment fieldValue) {
         MemorySegment.copy(fieldValue, 0L, struct, remote_sockaddr$OFFSET, remote_sockaddr$LAYOUT.byteSize());
+    }
+
+    private static final GroupLayout transports$LAYOUT = (GroupLayout)$LAYOUT.select(groupElement("transports"));
+
+    /**
+     * Layout for field:
+     * {@snippet lang=c :
+     * ucp_transports_t transports
+     * }
+     */
+    public static final GroupLayout transports$layout() {
+        return transports$LAYOUT;
+    }
+
+    private static final long transports$OFFSET = 296;
+
+    /**
+     * Offset for field:
+     * {@snippet lang=c :
+     * ucp_transports_t transports
+     * }
+     */
+    public static final long transports$offset() {
+        return transports$OFFSET;
+    }
+
+    /**
+     * Getter for field:
+     * {@snippet lang=c :
+     * ucp_transports_t transports
+     * }
+     */
+    public static MemorySegment transports(MemorySegment struct) {
+        return struct.asSlice(transports$OFFSET, transports$LAYOUT.byteSize());
+    }
+
+    /**
+     * Setter for field:
+     * {@snippet lang=c :
+     * ucp_transports_t transports
+     * }
+     */
+    public static void transports(MemorySegment struct, MemorySegment fieldValue) {
+        MemorySegment.copy(fieldValue, 0L, struct, transports$OFFSET, transports$LAYOUT.byteSize());
+    }
+
+    private static final AddressLayout user_data$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("user_data"));
+
+    /**
+     * Layout for field:
+     * {@snippet lang=c :
+     * void * user_data
+     * }
+     */
+    public static final AddressLayout user_data$layout() {
+        return user_data$LAYOUT;
+    }
+
+    private static final long user_data$OFFSET = 320;
+
+    /**
+     * Offset for field:
+     * {@snippet lang=c :
+     * void * user_data
+     * }
+     */
+    public static final long user_data$offset() {
+        return user_data$OFFSET;
+    }
+
+    /**
+     * Getter for field:
+     * {@snippet lang=c :
+     * void * user_data
+     * }
+     */
+    public static MemorySegment user_data(MemorySegment struct) {
+        return struct.get(user_data$LAYOUT, user_data$OFFSET);
+    }
+
+    /**
+     * Setter for field:
+     * {@snippet lang=c :
+     * void * user_data
+     * }
+     */
+    public static void user_data(MemorySegment struct, MemorySegment fieldValue) {
+        struct.set(user_data$LAYOUT, user_data$OFFSET, fieldValue);
     }
 
     /**

@@ -19,6 +19,7 @@ import static java.lang.foreign.ValueLayout.*;
  *     unsigned int flags;
  *     unsigned int prot;
  *     ucs_memory_type_t memory_type;
+ *     const void * exported_memh_buffer;
  * }
  * }
  */
@@ -35,7 +36,8 @@ public class ucp_mem_map_params {
         ucx_h.C_INT.withName("flags"),
         ucx_h.C_INT.withName("prot"),
         ucx_h.C_INT.withName("memory_type"),
-        MemoryLayout.paddingLayout(4)
+        MemoryLayout.paddingLayout(4),
+        ucx_h.C_POINTER.withName("exported_memh_buffer")
     ).withName("ucp_mem_map_params");
 
     /**
@@ -307,6 +309,50 @@ public class ucp_mem_map_params {
      */
     public static void memory_type(MemorySegment struct, int fieldValue) {
         struct.set(memory_type$LAYOUT, memory_type$OFFSET, fieldValue);
+    }
+
+    private static final AddressLayout exported_memh_buffer$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("exported_memh_buffer"));
+
+    /**
+     * Layout for field:
+     * {@snippet lang=c :
+     * const void * exported_memh_buffer
+     * }
+     */
+    public static final AddressLayout exported_memh_buffer$layout() {
+        return exported_memh_buffer$LAYOUT;
+    }
+
+    private static final long exported_memh_buffer$OFFSET = 40;
+
+    /**
+     * Offset for field:
+     * {@snippet lang=c :
+     * const void * exported_memh_buffer
+     * }
+     */
+    public static final long exported_memh_buffer$offset() {
+        return exported_memh_buffer$OFFSET;
+    }
+
+    /**
+     * Getter for field:
+     * {@snippet lang=c :
+     * const void * exported_memh_buffer
+     * }
+     */
+    public static MemorySegment exported_memh_buffer(MemorySegment struct) {
+        return struct.get(exported_memh_buffer$LAYOUT, exported_memh_buffer$OFFSET);
+    }
+
+    /**
+     * Setter for field:
+     * {@snippet lang=c :
+     * const void * exported_memh_buffer
+     * }
+     */
+    public static void exported_memh_buffer(MemorySegment struct, MemorySegment fieldValue) {
+        struct.set(exported_memh_buffer$LAYOUT, exported_memh_buffer$OFFSET, fieldValue);
     }
 
     /**

@@ -198,7 +198,7 @@ public class ucp_request_param_t {
     /**
      * Layout for field:
      * {@snippet lang=c :
-     * union (unnamed union at ucp/api/ucp.h:1673:5) cb
+     * union (unnamed union at ucp/api/ucp.h:1770:5) cb
      * }
      */
     public static final GroupLayout cb$layout() {
@@ -210,7 +210,7 @@ public class ucp_request_param_t {
     /**
      * Offset for field:
      * {@snippet lang=c :
-     * union (unnamed union at ucp/api/ucp.h:1673:5) cb
+     * union (unnamed union at ucp/api/ucp.h:1770:5) cb
      * }
      */
     public static final long cb$offset() {
@@ -220,7 +220,7 @@ public class ucp_request_param_t {
     /**
      * Getter for field:
      * {@snippet lang=c :
-     * union (unnamed union at ucp/api/ucp.h:1673:5) cb
+     * union (unnamed union at ucp/api/ucp.h:1770:5) cb
      * }
      */
     public static MemorySegment cb(MemorySegment struct) {
@@ -230,7 +230,7 @@ public class ucp_request_param_t {
     /**
      * Setter for field:
      * {@snippet lang=c :
-     * union (unnamed union at ucp/api/ucp.h:1673:5) cb
+     * union (unnamed union at ucp/api/ucp.h:1770:5) cb
      * }
      */
     public static void cb(MemorySegment struct, MemorySegment fieldValue) {
@@ -418,7 +418,7 @@ public class ucp_request_param_t {
     /**
      * Layout for field:
      * {@snippet lang=c :
-     * union (unnamed union at ucp/api/ucp.h:1713:5) recv_info
+     * union (unnamed union at ucp/api/ucp.h:1810:5) recv_info
      * }
      */
     public static final GroupLayout recv_info$layout() {
@@ -430,7 +430,7 @@ public class ucp_request_param_t {
     /**
      * Offset for field:
      * {@snippet lang=c :
-     * union (unnamed union at ucp/api/ucp.h:1713:5) recv_info
+     * union (unnamed union at ucp/api/ucp.h:1810:5) recv_info
      * }
      */
     public static final long recv_info$offset() {
@@ -440,7 +440,7 @@ public class ucp_request_param_t {
     /**
      * Getter for field:
      * {@snippet lang=c :
-     * union (unnamed union at ucp/api/ucp.h:1713:5) recv_info
+     * union (unnamed union at ucp/api/ucp.h:1810:5) recv_info
      * }
      */
     public static MemorySegment recv_info(MemorySegment struct) {
@@ -450,7 +450,7 @@ public class ucp_request_param_t {
     /**
      * Setter for field:
      * {@snippet lang=c :
-     * union (unnamed union at ucp/api/ucp.h:1713:5) recv_info
+     * union (unnamed union at ucp/api/ucp.h:1810:5) recv_info
      * }
      */
     public static void recv_info(MemorySegment struct, MemorySegment fieldValue) {

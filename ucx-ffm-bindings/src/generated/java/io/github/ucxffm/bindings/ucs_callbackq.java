@@ -14,7 +14,7 @@ import static java.lang.foreign.ValueLayout.*;
  * {@snippet lang=c :
  * struct ucs_callbackq {
  *     ucs_callbackq_elem_t fast_elems[8];
- *     char priv[72];
+ *     ucs_callbackq_priv_t * priv;
  * }
  * }
  */
@@ -26,7 +26,7 @@ public class ucs_callbackq {
 
     private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
         MemoryLayout.sequenceLayout(8, ucs_callbackq_elem.layout()).withName("fast_elems"),
-        MemoryLayout.sequenceLayout(72, ucx_h.C_CHAR).withName("priv")
+        ucx_h.C_POINTER.withName("priv")
     ).withName("ucs_callbackq");
 
     /**
@@ -100,7 +100,7 @@ public class ucs_callbackq {
      * }
      */
     public static MemorySegment fast_elems(MemorySegment struct, long index0) {
-        return struct.asSlice(fast_elems$OFFSET + index0 * 24L, fast_elems$ELEM.byteSize());
+        return struct.asSlice(fast_elems$OFFSET + index0 * 16L, fast_elems$ELEM.byteSize());
     }
 
     /**
@@ -110,27 +110,27 @@ public class ucs_callbackq {
      * }
      */
     public static void fast_elems(MemorySegment struct, long index0, MemorySegment fieldValue) {
-        MemorySegment.copy(fieldValue, 0L, struct, fast_elems$OFFSET + index0 * 24L, fast_elems$ELEM.byteSize());
+        MemorySegment.copy(fieldValue, 0L, struct, fast_elems$OFFSET + index0 * 16L, fast_elems$ELEM.byteSize());
     }
 
-    private static final SequenceLayout priv$LAYOUT = (SequenceLayout)$LAYOUT.select(groupElement("priv"));
+    private static final AddressLayout priv$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("priv"));
 
     /**
      * Layout for field:
      * {@snippet lang=c :
-     * char priv[72]
+     * ucs_callbackq_priv_t * priv
      * }
      */
-    public static final SequenceLayout priv$layout() {
+    public static final AddressLayout priv$layout() {
         return priv$LAYOUT;
     }
 
-    private static final long priv$OFFSET = 192;
+    private static final long priv$OFFSET = 128;
 
     /**
      * Offset for field:
      * {@snippet lang=c :
-     * char priv[72]
+     * ucs_callbackq_priv_t * priv
      * }
      */
     public static final long priv$offset() {
@@ -140,54 +140,21 @@ public class ucs_callbackq {
     /**
      * Getter for field:
      * {@snippet lang=c :
-     * char priv[72]
+     * ucs_callbackq_priv_t * priv
      * }
      */
     public static MemorySegment priv(MemorySegment struct) {
-        return struct.asSlice(priv$OFFSET, priv$LAYOUT.byteSize());
+        return struct.get(priv$LAYOUT, priv$OFFSET);
     }
 
     /**
      * Setter for field:
      * {@snippet lang=c :
-     * char priv[72]
+     * ucs_callbackq_priv_t * priv
      * }
      */
     public static void priv(MemorySegment struct, MemorySegment fieldValue) {
-        MemorySegment.copy(fieldValue, 0L, struct, priv$OFFSET, priv$LAYOUT.byteSize());
-    }
-
-    private static final long[] priv$DIMS = { 72L };
-
-    /**
-     * Dimensions for array field:
-     * {@snippet lang=c :
-     * char priv[72]
-     * }
-     */
-    public static long[] priv$dimensions() {
-        return priv$DIMS.clone();
-    }
-    private static final OfByte priv$ELEM = (OfByte)priv$LAYOUT.select(sequenceElement());
-
-    /**
-     * Indexed getter for field:
-     * {@snippet lang=c :
-     * char priv[72]
-     * }
-     */
-    public static byte priv(MemorySegment struct, long index0) {
-        return struct.get(priv$ELEM, priv$OFFSET + index0 * 1L);
-    }
-
-    /**
-     * Indexed setter for field:
-     * {@snippet lang=c :
-     * char priv[72]
-     * }
-     */
-    public static void priv(MemorySegment struct, long index0, byte fieldValue) {
-        struct.set(priv$ELEM, priv$OFFSET + index0 * 1L, fieldValue);
+        struct.set(priv$LAYOUT, priv$OFFSET, fieldValue);
     }
 
     /**

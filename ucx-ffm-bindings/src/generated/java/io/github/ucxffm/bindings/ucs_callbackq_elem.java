@@ -15,8 +15,6 @@ import static java.lang.foreign.ValueLayout.*;
  * struct ucs_callbackq_elem {
  *     ucs_callback_t cb;
  *     void * arg;
- *     unsigned int flags;
- *     int id;
  * }
  * }
  */
@@ -28,9 +26,7 @@ public class ucs_callbackq_elem {
 
     private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
         ucx_h.C_POINTER.withName("cb"),
-        ucx_h.C_POINTER.withName("arg"),
-        ucx_h.C_INT.withName("flags"),
-        ucx_h.C_INT.withName("id")
+        ucx_h.C_POINTER.withName("arg")
     ).withName("ucs_callbackq_elem");
 
     /**
@@ -126,94 +122,6 @@ public class ucs_callbackq_elem {
      */
     public static void arg(MemorySegment struct, MemorySegment fieldValue) {
         struct.set(arg$LAYOUT, arg$OFFSET, fieldValue);
-    }
-
-    private static final OfInt flags$LAYOUT = (OfInt)$LAYOUT.select(groupElement("flags"));
-
-    /**
-     * Layout for field:
-     * {@snippet lang=c :
-     * unsigned int flags
-     * }
-     */
-    public static final OfInt flags$layout() {
-        return flags$LAYOUT;
-    }
-
-    private static final long flags$OFFSET = 16;
-
-    /**
-     * Offset for field:
-     * {@snippet lang=c :
-     * unsigned int flags
-     * }
-     */
-    public static final long flags$offset() {
-        return flags$OFFSET;
-    }
-
-    /**
-     * Getter for field:
-     * {@snippet lang=c :
-     * unsigned int flags
-     * }
-     */
-    public static int flags(MemorySegment struct) {
-        return struct.get(flags$LAYOUT, flags$OFFSET);
-    }
-
-    /**
-     * Setter for field:
-     * {@snippet lang=c :
-     * unsigned int flags
-     * }
-     */
-    public static void flags(MemorySegment struct, int fieldValue) {
-        struct.set(flags$LAYOUT, flags$OFFSET, fieldValue);
-    }
-
-    private static final OfInt id$LAYOUT = (OfInt)$LAYOUT.select(groupElement("id"));
-
-    /**
-     * Layout for field:
-     * {@snippet lang=c :
-     * int id
-     * }
-     */
-    public static final OfInt id$layout() {
-        return id$LAYOUT;
-    }
-
-    private static final long id$OFFSET = 20;
-
-    /**
-     * Offset for field:
-     * {@snippet lang=c :
-     * int id
-     * }
-     */
-    public static final long id$offset() {
-        return id$OFFSET;
-    }
-
-    /**
-     * Getter for field:
-     * {@snippet lang=c :
-     * int id
-     * }
-     */
-    public static int id(MemorySegment struct) {
-        return struct.get(id$LAYOUT, id$OFFSET);
-    }
-
-    /**
-     * Setter for field:
-     * {@snippet lang=c :
-     * int id
-     * }
-     */
-    public static void id(MemorySegment struct, int fieldValue) {
-        struct.set(id$LAYOUT, id$OFFSET, fieldValue);
     }
 
     /**

@@ -31,6 +31,8 @@ import static java.lang.foreign.ValueLayout.*;
  *     const void * private_data;
  *     size_t private_data_length;
  *     const ucs_sock_addr_t * local_sockaddr;
+ *     size_t dev_addr_length;
+ *     size_t iface_addr_length;
  * }
  * }
  */
@@ -60,7 +62,9 @@ public class uct_ep_params {
         ucx_h.C_POINTER.withName("cm_resolve_cb"),
         ucx_h.C_POINTER.withName("private_data"),
         ucx_h.C_LONG.withName("private_data_length"),
-        ucx_h.C_POINTER.withName("local_sockaddr")
+        ucx_h.C_POINTER.withName("local_sockaddr"),
+        ucx_h.C_LONG.withName("dev_addr_length"),
+        ucx_h.C_LONG.withName("iface_addr_length")
     ).withName("uct_ep_params");
 
     /**
@@ -860,6 +864,94 @@ public class uct_ep_params {
      */
     public static void local_sockaddr(MemorySegment struct, MemorySegment fieldValue) {
         struct.set(local_sockaddr$LAYOUT, local_sockaddr$OFFSET, fieldValue);
+    }
+
+    private static final OfLong dev_addr_length$LAYOUT = (OfLong)$LAYOUT.select(groupElement("dev_addr_length"));
+
+    /**
+     * Layout for field:
+     * {@snippet lang=c :
+     * size_t dev_addr_length
+     * }
+     */
+    public static final OfLong dev_addr_length$layout() {
+        return dev_addr_length$LAYOUT;
+    }
+
+    private static final long dev_addr_length$OFFSET = 144;
+
+    /**
+     * Offset for field:
+     * {@snippet lang=c :
+     * size_t dev_addr_length
+     * }
+     */
+    public static final long dev_addr_length$offset() {
+        return dev_addr_length$OFFSET;
+    }
+
+    /**
+     * Getter for field:
+     * {@snippet lang=c :
+     * size_t dev_addr_length
+     * }
+     */
+    public static long dev_addr_length(MemorySegment struct) {
+        return struct.get(dev_addr_length$LAYOUT, dev_addr_length$OFFSET);
+    }
+
+    /**
+     * Setter for field:
+     * {@snippet lang=c :
+     * size_t dev_addr_length
+     * }
+     */
+    public static void dev_addr_length(MemorySegment struct, long fieldValue) {
+        struct.set(dev_addr_length$LAYOUT, dev_addr_length$OFFSET, fieldValue);
+    }
+
+    private static final OfLong iface_addr_length$LAYOUT = (OfLong)$LAYOUT.select(groupElement("iface_addr_length"));
+
+    /**
+     * Layout for field:
+     * {@snippet lang=c :
+     * size_t iface_addr_length
+     * }
+     */
+    public static final OfLong iface_addr_length$layout() {
+        return iface_addr_length$LAYOUT;
+    }
+
+    private static final long iface_addr_length$OFFSET = 152;
+
+    /**
+     * Offset for field:
+     * {@snippet lang=c :
+     * size_t iface_addr_length
+     * }
+     */
+    public static final long iface_addr_length$offset() {
+        return iface_addr_length$OFFSET;
+    }
+
+    /**
+     * Getter for field:
+     * {@snippet lang=c :
+     * size_t iface_addr_length
+     * }
+     */
+    public static long iface_addr_length(MemorySegment struct) {
+        return struct.get(iface_addr_length$LAYOUT, iface_addr_length$OFFSET);
+    }
+
+    /**
+     * Setter for field:
+     * {@snippet lang=c :
+     * size_t iface_addr_length
+     * }
+     */
+    public static void iface_addr_length(MemorySegment struct, long fieldValue) {
+        struct.set(iface_addr_length$LAYOUT, iface_addr_length$OFFSET, fieldValue);
     }
 
     /**

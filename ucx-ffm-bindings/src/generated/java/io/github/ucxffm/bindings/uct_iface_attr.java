@@ -121,7 +121,7 @@ public class uct_iface_attr {
     /**
      * Layout for field:
      * {@snippet lang=c :
-     * struct (unnamed struct at uct/api/uct.h:927:5) cap
+     * struct (unnamed struct at uct/api/uct.h:1059:5) cap
      * }
      */
     public static final GroupLayout cap$layout() {
@@ -133,7 +133,7 @@ public class uct_iface_attr {
     /**
      * Offset for field:
      * {@snippet lang=c :
-     * struct (unnamed struct at uct/api/uct.h:927:5) cap
+     * struct (unnamed struct at uct/api/uct.h:1059:5) cap
      * }
      */
     public static final long cap$offset() {
@@ -143,7 +143,7 @@ public class uct_iface_attr {
     /**
      * Getter for field:
      * {@snippet lang=c :
-     * struct (unnamed struct at uct/api/uct.h:927:5) cap
+     * struct (unnamed struct at uct/api/uct.h:1059:5) cap
      * }
      */
     public static MemorySegment cap(MemorySegment struct) {
@@ -153,7 +153,7 @@ public class uct_iface_attr {
     /**
      * Setter for field:
      * {@snippet lang=c :
-     * struct (unnamed struct at uct/api/uct.h:927:5) cap
+     * struct (unnamed struct at uct/api/uct.h:1059:5) cap
      * }
      */
     public static void cap(MemorySegment struct, MemorySegment fieldValue) {
@@ -736,7 +736,7 @@ public class uct_iface_attr {
         /**
          * Layout for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:928:9) put
+         * struct (unnamed struct at uct/api/uct.h:1060:9) put
          * }
          */
         public static final GroupLayout put$layout() {
@@ -748,7 +748,7 @@ public class uct_iface_attr {
         /**
          * Offset for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:928:9) put
+         * struct (unnamed struct at uct/api/uct.h:1060:9) put
          * }
          */
         public static final long put$offset() {
@@ -758,7 +758,7 @@ public class uct_iface_attr {
         /**
          * Getter for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:928:9) put
+         * struct (unnamed struct at uct/api/uct.h:1060:9) put
          * }
          */
         public static MemorySegment put(MemorySegment struct) {
@@ -768,7 +768,7 @@ public class uct_iface_attr {
         /**
          * Setter for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:928:9) put
+         * struct (unnamed struct at uct/api/uct.h:1060:9) put
          * }
          */
         public static void put(MemorySegment struct, MemorySegment fieldValue) {
@@ -780,7 +780,7 @@ public class uct_iface_attr {
         /**
          * Layout for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:945:9) get
+         * struct (unnamed struct at uct/api/uct.h:1077:9) get
          * }
          */
         public static final GroupLayout get$layout() {
@@ -792,7 +792,7 @@ public class uct_iface_attr {
         /**
          * Offset for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:945:9) get
+         * struct (unnamed struct at uct/api/uct.h:1077:9) get
          * }
          */
         public static final long get$offset() {
@@ -802,7 +802,7 @@ public class uct_iface_attr {
         /**
          * Getter for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:945:9) get
+         * struct (unnamed struct at uct/api/uct.h:1077:9) get
          * }
          */
         public static MemorySegment get(MemorySegment struct) {
@@ -812,7 +812,7 @@ public class uct_iface_attr {
         /**
          * Setter for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:945:9) get
+         * struct (unnamed struct at uct/api/uct.h:1077:9) get
          * }
          */
         public static void get(MemorySegment struct, MemorySegment fieldValue) {
@@ -824,7 +824,7 @@ public class uct_iface_attr {
         /**
          * Layout for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:962:9) am
+         * struct (unnamed struct at uct/api/uct.h:1094:9) am
          * }
          */
         public static final GroupLayout am$layout() {
@@ -836,7 +836,7 @@ public class uct_iface_attr {
         /**
          * Offset for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:962:9) am
+         * struct (unnamed struct at uct/api/uct.h:1094:9) am
          * }
          */
         public static final long am$offset() {
@@ -846,7 +846,7 @@ public class uct_iface_attr {
         /**
          * Getter for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:962:9) am
+         * struct (unnamed struct at uct/api/uct.h:1094:9) am
          * }
          */
         public static MemorySegment am(MemorySegment struct) {
@@ -856,7 +856,7 @@ public class uct_iface_attr {
         /**
          * Setter for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:962:9) am
+         * struct (unnamed struct at uct/api/uct.h:1094:9) am
          * }
          */
         public static void am(MemorySegment struct, MemorySegment fieldValue) {
@@ -868,7 +868,7 @@ public class uct_iface_attr {
         /**
          * Layout for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:981:9) tag
+         * struct (unnamed struct at uct/api/uct.h:1113:9) tag
          * }
          */
         public static final GroupLayout tag$layout() {
@@ -880,7 +880,7 @@ public class uct_iface_attr {
         /**
          * Offset for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:981:9) tag
+         * struct (unnamed struct at uct/api/uct.h:1113:9) tag
          * }
          */
         public static final long tag$offset() {
@@ -890,7 +890,7 @@ public class uct_iface_attr {
         /**
          * Getter for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:981:9) tag
+         * struct (unnamed struct at uct/api/uct.h:1113:9) tag
          * }
          */
         public static MemorySegment tag(MemorySegment struct) {
@@ -900,7 +900,7 @@ public class uct_iface_attr {
         /**
          * Setter for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:981:9) tag
+         * struct (unnamed struct at uct/api/uct.h:1113:9) tag
          * }
          */
         public static void tag(MemorySegment struct, MemorySegment fieldValue) {
@@ -912,7 +912,7 @@ public class uct_iface_attr {
         /**
          * Layout for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:1015:9) atomic32
+         * struct (unnamed struct at uct/api/uct.h:1147:9) atomic32
          * }
          */
         public static final GroupLayout atomic32$layout() {
@@ -924,7 +924,7 @@ public class uct_iface_attr {
         /**
          * Offset for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:1015:9) atomic32
+         * struct (unnamed struct at uct/api/uct.h:1147:9) atomic32
          * }
          */
         public static final long atomic32$offset() {
@@ -934,7 +934,7 @@ public class uct_iface_attr {
         /**
          * Getter for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:1015:9) atomic32
+         * struct (unnamed struct at uct/api/uct.h:1147:9) atomic32
          * }
          */
         public static MemorySegment atomic32(MemorySegment struct) {
@@ -944,7 +944,7 @@ public class uct_iface_attr {
         /**
          * Setter for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:1015:9) atomic32
+         * struct (unnamed struct at uct/api/uct.h:1147:9) atomic32
          * }
          */
         public static void atomic32(MemorySegment struct, MemorySegment fieldValue) {
@@ -956,7 +956,7 @@ public class uct_iface_attr {
         /**
          * Layout for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:1015:9) atomic64
+         * struct (unnamed struct at uct/api/uct.h:1147:9) atomic64
          * }
          */
         public static final GroupLayout atomic64$layout() {
@@ -968,7 +968,7 @@ public class uct_iface_attr {
         /**
          * Offset for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:1015:9) atomic64
+         * struct (unnamed struct at uct/api/uct.h:1147:9) atomic64
          * }
          */
         public static final long atomic64$offset() {
@@ -978,7 +978,7 @@ public class uct_iface_attr {
         /**
          * Getter for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:1015:9) atomic64
+         * struct (unnamed struct at uct/api/uct.h:1147:9) atomic64
          * }
          */
         public static MemorySegment atomic64(MemorySegment struct) {
@@ -988,7 +988,7 @@ public class uct_iface_attr {
         /**
          * Setter for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:1015:9) atomic64
+         * struct (unnamed struct at uct/api/uct.h:1147:9) atomic64
          * }
          */
         public static void atomic64(MemorySegment struct, MemorySegment fieldValue) {
@@ -2349,7 +2349,7 @@ public class uct_iface_attr {
             /**
              * Layout for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at uct/api/uct.h:982:13) recv
+             * struct (unnamed struct at uct/api/uct.h:1114:13) recv
              * }
              */
             public static final GroupLayout recv$layout() {
@@ -2361,7 +2361,7 @@ public class uct_iface_attr {
             /**
              * Offset for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at uct/api/uct.h:982:13) recv
+             * struct (unnamed struct at uct/api/uct.h:1114:13) recv
              * }
              */
             public static final long recv$offset() {
@@ -2371,7 +2371,7 @@ public class uct_iface_attr {
             /**
              * Getter for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at uct/api/uct.h:982:13) recv
+             * struct (unnamed struct at uct/api/uct.h:1114:13) recv
              * }
              */
             public static MemorySegment recv(MemorySegment struct) {
@@ -2381,7 +2381,7 @@ public class uct_iface_attr {
             /**
              * Setter for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at uct/api/uct.h:982:13) recv
+             * struct (unnamed struct at uct/api/uct.h:1114:13) recv
              * }
              */
             public static void recv(MemorySegment struct, MemorySegment fieldValue) {
@@ -2393,7 +2393,7 @@ public class uct_iface_attr {
             /**
              * Layout for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at uct/api/uct.h:993:13) eager
+             * struct (unnamed struct at uct/api/uct.h:1125:13) eager
              * }
              */
             public static final GroupLayout eager$layout() {
@@ -2405,7 +2405,7 @@ public class uct_iface_attr {
             /**
              * Offset for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at uct/api/uct.h:993:13) eager
+             * struct (unnamed struct at uct/api/uct.h:1125:13) eager
              * }
              */
             public static final long eager$offset() {
@@ -2415,7 +2415,7 @@ public class uct_iface_attr {
             /**
              * Getter for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at uct/api/uct.h:993:13) eager
+             * struct (unnamed struct at uct/api/uct.h:1125:13) eager
              * }
              */
             public static MemorySegment eager(MemorySegment struct) {
@@ -2425,7 +2425,7 @@ public class uct_iface_attr {
             /**
              * Setter for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at uct/api/uct.h:993:13) eager
+             * struct (unnamed struct at uct/api/uct.h:1125:13) eager
              * }
              */
             public static void eager(MemorySegment struct, MemorySegment fieldValue) {
@@ -2437,7 +2437,7 @@ public class uct_iface_attr {
             /**
              * Layout for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at uct/api/uct.h:1004:13) rndv
+             * struct (unnamed struct at uct/api/uct.h:1136:13) rndv
              * }
              */
             public static final GroupLayout rndv$layout() {
@@ -2449,7 +2449,7 @@ public class uct_iface_attr {
             /**
              * Offset for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at uct/api/uct.h:1004:13) rndv
+             * struct (unnamed struct at uct/api/uct.h:1136:13) rndv
              * }
              */
             public static final long rndv$offset() {
@@ -2459,7 +2459,7 @@ public class uct_iface_attr {
             /**
              * Getter for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at uct/api/uct.h:1004:13) rndv
+             * struct (unnamed struct at uct/api/uct.h:1136:13) rndv
              * }
              */
             public static MemorySegment rndv(MemorySegment struct) {
@@ -2469,7 +2469,7 @@ public class uct_iface_attr {
             /**
              * Setter for field:
              * {@snippet lang=c :
-             * struct (unnamed struct at uct/api/uct.h:1004:13) rndv
+             * struct (unnamed struct at uct/api/uct.h:1136:13) rndv
              * }
              */
             public static void rndv(MemorySegment struct, MemorySegment fieldValue) {

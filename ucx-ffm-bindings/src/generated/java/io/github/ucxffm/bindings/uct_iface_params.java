@@ -219,7 +219,7 @@ public class uct_iface_params {
     /**
      * Layout for field:
      * {@snippet lang=c :
-     * union (unnamed union at uct/api/uct.h:1072:5) mode
+     * union (unnamed union at uct/api/uct.h:1204:5) mode
      * }
      */
     public static final GroupLayout mode$layout() {
@@ -231,7 +231,7 @@ public class uct_iface_params {
     /**
      * Offset for field:
      * {@snippet lang=c :
-     * union (unnamed union at uct/api/uct.h:1072:5) mode
+     * union (unnamed union at uct/api/uct.h:1204:5) mode
      * }
      */
     public static final long mode$offset() {
@@ -241,7 +241,7 @@ public class uct_iface_params {
     /**
      * Getter for field:
      * {@snippet lang=c :
-     * union (unnamed union at uct/api/uct.h:1072:5) mode
+     * union (unnamed union at uct/api/uct.h:1204:5) mode
      * }
      */
     public static MemorySegment mode(MemorySegment struct) {
@@ -251,7 +251,7 @@ public class uct_iface_params {
     /**
      * Setter for field:
      * {@snippet lang=c :
-     * union (unnamed union at uct/api/uct.h:1072:5) mode
+     * union (unnamed union at uct/api/uct.h:1204:5) mode
      * }
      */
     public static void mode(MemorySegment struct, MemorySegment fieldValue) {
@@ -957,7 +957,7 @@ public class uct_iface_params {
         /**
          * Layout for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:1079:9) device
+         * struct (unnamed struct at uct/api/uct.h:1211:9) device
          * }
          */
         public static final GroupLayout device$layout() {
@@ -969,7 +969,7 @@ public class uct_iface_params {
         /**
          * Offset for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:1079:9) device
+         * struct (unnamed struct at uct/api/uct.h:1211:9) device
          * }
          */
         public static final long device$offset() {
@@ -979,7 +979,7 @@ public class uct_iface_params {
         /**
          * Getter for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:1079:9) device
+         * struct (unnamed struct at uct/api/uct.h:1211:9) device
          * }
          */
         public static MemorySegment device(MemorySegment struct) {
@@ -989,7 +989,7 @@ public class uct_iface_params {
         /**
          * Setter for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:1079:9) device
+         * struct (unnamed struct at uct/api/uct.h:1211:9) device
          * }
          */
         public static void device(MemorySegment struct, MemorySegment fieldValue) {
@@ -1001,7 +1001,7 @@ public class uct_iface_params {
         /**
          * Layout for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:1090:9) sockaddr
+         * struct (unnamed struct at uct/api/uct.h:1222:9) sockaddr
          * }
          */
         public static final GroupLayout sockaddr$layout() {
@@ -1013,7 +1013,7 @@ public class uct_iface_params {
         /**
          * Offset for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:1090:9) sockaddr
+         * struct (unnamed struct at uct/api/uct.h:1222:9) sockaddr
          * }
          */
         public static final long sockaddr$offset() {
@@ -1023,7 +1023,7 @@ public class uct_iface_params {
         /**
          * Getter for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:1090:9) sockaddr
+         * struct (unnamed struct at uct/api/uct.h:1222:9) sockaddr
          * }
          */
         public static MemorySegment sockaddr(MemorySegment struct) {
@@ -1033,7 +1033,7 @@ public class uct_iface_params {
         /**
          * Setter for field:
          * {@snippet lang=c :
-         * struct (unnamed struct at uct/api/uct.h:1090:9) sockaddr
+         * struct (unnamed struct at uct/api/uct.h:1222:9) sockaddr
          * }
          */
         public static void sockaddr(MemorySegment struct, MemorySegment fieldValue) {

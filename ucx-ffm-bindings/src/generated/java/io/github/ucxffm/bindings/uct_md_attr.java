@@ -55,7 +55,7 @@ public class uct_md_attr {
     /**
      * Layout for field:
      * {@snippet lang=c :
-     * struct (unnamed struct at uct/api/uct.h:1413:5) cap
+     * struct (unnamed struct at uct/api/uct.h:1557:5) cap
      * }
      */
     public static final GroupLayout cap$layout() {
@@ -67,7 +67,7 @@ public class uct_md_attr {
     /**
      * Offset for field:
      * {@snippet lang=c :
-     * struct (unnamed struct at uct/api/uct.h:1413:5) cap
+     * struct (unnamed struct at uct/api/uct.h:1557:5) cap
      * }
      */
     public static final long cap$offset() {
@@ -77,7 +77,7 @@ public class uct_md_attr {
     /**
      * Getter for field:
      * {@snippet lang=c :
-     * struct (unnamed struct at uct/api/uct.h:1413:5) cap
+     * struct (unnamed struct at uct/api/uct.h:1557:5) cap
      * }
      */
     public static MemorySegment cap(MemorySegment struct) {
@@ -87,7 +87,7 @@ public class uct_md_attr {
     /**
      * Setter for field:
      * {@snippet lang=c :
-     * struct (unnamed struct at uct/api/uct.h:1413:5) cap
+     * struct (unnamed struct at uct/api/uct.h:1557:5) cap
      * }
      */
     public static void cap(MemorySegment struct, MemorySegment fieldValue) {

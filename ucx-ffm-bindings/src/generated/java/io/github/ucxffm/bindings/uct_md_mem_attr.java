@@ -18,6 +18,8 @@ import static java.lang.foreign.ValueLayout.*;
  *     ucs_sys_device_t sys_dev;
  *     void * base_address;
  *     size_t alloc_length;
+ *     int dmabuf_fd;
+ *     size_t dmabuf_offset;
  * }
  * }
  */
@@ -33,7 +35,10 @@ public class uct_md_mem_attr {
         ucx_h.C_CHAR.withName("sys_dev"),
         MemoryLayout.paddingLayout(3),
         ucx_h.C_POINTER.withName("base_address"),
-        ucx_h.C_LONG.withName("alloc_length")
+        ucx_h.C_LONG.withName("alloc_length"),
+        ucx_h.C_INT.withName("dmabuf_fd"),
+        MemoryLayout.paddingLayout(4),
+        ucx_h.C_LONG.withName("dmabuf_offset")
     ).withName("uct_md_mem_attr");
 
     /**
@@ -261,6 +266,94 @@ public class uct_md_mem_attr {
      */
     public static void alloc_length(MemorySegment struct, long fieldValue) {
         struct.set(alloc_length$LAYOUT, alloc_length$OFFSET, fieldValue);
+    }
+
+    private static final OfInt dmabuf_fd$LAYOUT = (OfInt)$LAYOUT.select(groupElement("dmabuf_fd"));
+
+    /**
+     * Layout for field:
+     * {@snippet lang=c :
+     * int dmabuf_fd
+     * }
+     */
+    public static final OfInt dmabuf_fd$layout() {
+        return dmabuf_fd$LAYOUT;
+    }
+
+    private static final long dmabuf_fd$OFFSET = 32;
+
+    /**
+     * Offset for field:
+     * {@snippet lang=c :
+     * int dmabuf_fd
+     * }
+     */
+    public static final long dmabuf_fd$offset() {
+        return dmabuf_fd$OFFSET;
+    }
+
+    /**
+     * Getter for field:
+     * {@snippet lang=c :
+     * int dmabuf_fd
+     * }
+     */
+    public static int dmabuf_fd(MemorySegment struct) {
+        return struct.get(dmabuf_fd$LAYOUT, dmabuf_fd$OFFSET);
+    }
+
+    /**
+     * Setter for field:
+     * {@snippet lang=c :
+     * int dmabuf_fd
+     * }
+     */
+    public static void dmabuf_fd(MemorySegment struct, int fieldValue) {
+        struct.set(dmabuf_fd$LAYOUT, dmabuf_fd$OFFSET, fieldValue);
+    }
+
+    private static final OfLong dmabuf_offset$LAYOUT = (OfLong)$LAYOUT.select(groupElement("dmabuf_offset"));
+
+    /**
+     * Layout for field:
+     * {@snippet lang=c :
+     * size_t dmabuf_offset
+     * }
+     */
+    public static final OfLong dmabuf_offset$layout() {
+        return dmabuf_offset$LAYOUT;
+    }
+
+    private static final long dmabuf_offset$OFFSET = 40;
+
+    /**
+     * Offset for field:
+     * {@snippet lang=c :
+     * size_t dmabuf_offset
+     * }
+     */
+    public static final long dmabuf_offset$offset() {
+        return dmabuf_offset$OFFSET;
+    }
+
+    /**
+     * Getter for field:
+     * {@snippet lang=c :
+     * size_t dmabuf_offset
+     * }
+     */
+    public static long dmabuf_offset(MemorySegment struct) {
+        return struct.get(dmabuf_offset$LAYOUT, dmabuf_offset$OFFSET);
+    }
+
+    /**
+     * Setter for field:
+     * {@snippet lang=c :
+     * size_t dmabuf_offset
+     * }
+     */
+    public static void dmabuf_offset(MemorySegment struct, long fieldValue) {
+        struct.set(dmabuf_offset$LAYOUT, dmabuf_offset$OFFSET, fieldValue);
     }
 
     /**

@@ -230,7 +230,7 @@ public class uct_mem_alloc_params_t {
     /**
      * Layout for field:
      * {@snippet lang=c :
-     * struct (unnamed struct at uct/api/uct.h:2370:5) mds
+     * struct (unnamed struct at uct/api/uct.h:2545:5) mds
      * }
      */
     public static final GroupLayout mds$layout() {
@@ -242,7 +242,7 @@ public class uct_mem_alloc_params_t {
     /**
      * Offset for field:
      * {@snippet lang=c :
-     * struct (unnamed struct at uct/api/uct.h:2370:5) mds
+     * struct (unnamed struct at uct/api/uct.h:2545:5) mds
      * }
      */
     public static final long mds$offset() {
@@ -252,7 +252,7 @@ public class uct_mem_alloc_params_t {
     /**
      * Getter for field:
      * {@snippet lang=c :
-     * struct (unnamed struct at uct/api/uct.h:2370:5) mds
+     * struct (unnamed struct at uct/api/uct.h:2545:5) mds
      * }
      */
     public static MemorySegment mds(MemorySegment struct) {
@@ -262,7 +262,7 @@ public class uct_mem_alloc_params_t {
     /**
      * Setter for field:
      * {@snippet lang=c :
-     * struct (unnamed struct at uct/api/uct.h:2370:5) mds
+     * struct (unnamed struct at uct/api/uct.h:2545:5) mds
      * }
      */
     public static void mds(MemorySegment struct, MemorySegment fieldValue) {

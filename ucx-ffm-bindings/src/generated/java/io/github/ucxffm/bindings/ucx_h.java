@@ -26,7 +26,7 @@ public class ucx_h extends ucx_h$shared {
     public static final OfInt ucs_memory_type_t = ucx_h.C_INT;
     /**
      * {@snippet lang=c :
-     * typedef enum ucs_status_t
+     * typedef enum ucs_status_t ucs_status_t
      * }
      */
     public static final OfByte ucs_status_t = ucx_h.C_CHAR;
@@ -38,13 +38,13 @@ public class ucx_h extends ucx_h$shared {
     public static final AddressLayout ucs_status_ptr_t = ucx_h.C_POINTER;
     /**
      * {@snippet lang=c :
-     * typedef enum ucs_log_level_t
+     * typedef enum ucs_log_level_t ucs_log_level_t
      * }
      */
     public static final OfInt ucs_log_level_t = ucx_h.C_INT;
     /**
      * {@snippet lang=c :
-     * typedef enum ucs_async_mode_t
+     * typedef enum ucs_async_mode_t ucs_async_mode_t
      * }
      */
     public static final OfInt ucs_async_mode_t = ucx_h.C_INT;
@@ -62,19 +62,19 @@ public class ucx_h extends ucx_h$shared {
     public static final OfInt ucs_on_off_auto_value_t = ucx_h.C_INT;
     /**
      * {@snippet lang=c :
-     * typedef enum ucs_handle_error_t
+     * typedef enum ucs_handle_error_t ucs_handle_error_t
      * }
      */
     public static final OfInt ucs_handle_error_t = ucx_h.C_INT;
     /**
      * {@snippet lang=c :
-     * typedef enum ucs_config_print_flags_t
+     * typedef enum ucs_config_print_flags_t ucs_config_print_flags_t
      * }
      */
     public static final OfInt ucs_config_print_flags_t = ucx_h.C_INT;
     /**
      * {@snippet lang=c :
-     * typedef enum ucs_config_allow_list_mode_t
+     * typedef enum ucs_config_allow_list_mode_t ucs_config_allow_list_mode_t
      * }
      */
     public static final OfInt ucs_config_allow_list_mode_t = ucx_h.C_INT;
@@ -98,7 +98,7 @@ public class ucx_h extends ucx_h$shared {
     public static final AddressLayout ucp_conn_request_h = ucx_h.C_POINTER;
     /**
      * {@snippet lang=c :
-     * typedef enum ucp_err_handling_mode_t
+     * typedef enum ucp_err_handling_mode_t ucp_err_handling_mode_t
      * }
      */
     public static final OfInt ucp_err_handling_mode_t = ucx_h.C_INT;
@@ -152,7 +152,19 @@ public class ucx_h extends ucx_h$shared {
     public static final OfInt ucp_wakeup_event_t = ucx_h.C_INT;
     /**
      * {@snippet lang=c :
-     * typedef enum ucs_thread_mode_t
+     * typedef enum ucp_atomic_post_op_t ucp_atomic_post_op_t
+     * }
+     */
+    public static final OfInt ucp_atomic_post_op_t = ucx_h.C_INT;
+    /**
+     * {@snippet lang=c :
+     * typedef enum ucp_atomic_fetch_op_t ucp_atomic_fetch_op_t
+     * }
+     */
+    public static final OfInt ucp_atomic_fetch_op_t = ucx_h.C_INT;
+    /**
+     * {@snippet lang=c :
+     * typedef enum ucs_thread_mode_t ucs_thread_mode_t
      * }
      */
     public static final OfInt ucs_thread_mode_t = ucx_h.C_INT;
@@ -164,19 +176,19 @@ public class ucx_h extends ucx_h$shared {
     public static final OfLong ucs_cpu_mask_t = ucx_h.C_LONG;
     /**
      * {@snippet lang=c :
-     * typedef enum ucp_worker_flags_t
+     * typedef enum ucp_worker_flags_t ucp_worker_flags_t
      * }
      */
     public static final OfInt ucp_worker_flags_t = ucx_h.C_INT;
     /**
      * {@snippet lang=c :
-     * typedef enum ucp_worker_address_flags_t
+     * typedef enum ucp_worker_address_flags_t ucp_worker_address_flags_t
      * }
      */
     public static final OfInt ucp_worker_address_flags_t = ucx_h.C_INT;
     /**
      * {@snippet lang=c :
-     * typedef enum ucp_ep_close_flags_t
+     * typedef enum ucp_ep_close_flags_t ucp_ep_close_flags_t
      * }
      */
     public static final OfInt ucp_ep_close_flags_t = ucx_h.C_INT;
@@ -194,43 +206,31 @@ public class ucx_h extends ucx_h$shared {
     public static final OfInt ucp_ep_perf_attr_field_t = ucx_h.C_INT;
     /**
      * {@snippet lang=c :
-     * typedef enum ucp_atomic_post_op_t
-     * }
-     */
-    public static final OfInt ucp_atomic_post_op_t = ucx_h.C_INT;
-    /**
-     * {@snippet lang=c :
-     * typedef enum ucp_atomic_fetch_op_t
-     * }
-     */
-    public static final OfInt ucp_atomic_fetch_op_t = ucx_h.C_INT;
-    /**
-     * {@snippet lang=c :
-     * typedef enum ucp_atomic_op_t
+     * typedef enum ucp_atomic_op_t ucp_atomic_op_t
      * }
      */
     public static final OfInt ucp_atomic_op_t = ucx_h.C_INT;
     /**
      * {@snippet lang=c :
-     * typedef enum ucp_stream_recv_flags_t
+     * typedef enum ucp_stream_recv_flags_t ucp_stream_recv_flags_t
      * }
      */
     public static final OfInt ucp_stream_recv_flags_t = ucx_h.C_INT;
     /**
      * {@snippet lang=c :
-     * typedef enum ucp_op_attr_t
+     * typedef enum ucp_op_attr_t ucp_op_attr_t
      * }
      */
     public static final OfInt ucp_op_attr_t = ucx_h.C_INT;
     /**
      * {@snippet lang=c :
-     * typedef enum ucp_req_attr_field
+     * typedef enum ucp_req_attr_field ucp_req_attr_field
      * }
      */
     public static final OfInt ucp_req_attr_field = ucx_h.C_INT;
     /**
      * {@snippet lang=c :
-     * typedef enum ucp_am_recv_attr_t
+     * typedef enum ucp_am_recv_attr_t ucp_am_recv_attr_t
      * }
      */
     public static final OfInt ucp_am_recv_attr_t = ucx_h.C_INT;
@@ -326,6 +326,12 @@ public class ucx_h extends ucx_h$shared {
     public static final AddressLayout uct_conn_request_h = ucx_h.C_POINTER;
     /**
      * {@snippet lang=c :
+     * typedef void * ucs_callbackq_key_t
+     * }
+     */
+    public static final AddressLayout ucs_callbackq_key_t = ucx_h.C_POINTER;
+    /**
+     * {@snippet lang=c :
      * typedef long ucs_time_t
      * }
      */
@@ -338,7 +344,7 @@ public class ucx_h extends ucx_h$shared {
     public static final OfByte ucs_event_set_types_t = ucx_h.C_CHAR;
     /**
      * {@snippet lang=c :
-     * typedef enum ucs_event_set_type_t
+     * typedef enum ucs_event_set_type_t ucs_event_set_type_t
      * }
      */
     public static final OfInt ucs_event_set_type_t = ucx_h.C_INT;
@@ -350,10 +356,22 @@ public class ucx_h extends ucx_h$shared {
     public static final OfLong ucs_stats_counter_t = ucx_h.C_LONG;
     /**
      * {@snippet lang=c :
-     * typedef enum ucs_stats_formats_t
+     * typedef enum ucs_stats_formats_t ucs_stats_formats_t
      * }
      */
     public static final OfInt ucs_stats_formats_t = ucx_h.C_INT;
+    /**
+     * {@snippet lang=c :
+     * typedef int ucs_numa_distance_t
+     * }
+     */
+    public static final OfInt ucs_numa_distance_t = ucx_h.C_INT;
+    /**
+     * {@snippet lang=c :
+     * typedef int16_t ucs_numa_node_t
+     * }
+     */
+    public static final OfShort ucs_numa_node_t = ucx_h.C_SHORT;
     /**
      * {@snippet lang=c :
      * typedef uint8_t ucs_sys_device_t
@@ -362,7 +380,7 @@ public class ucx_h extends ucx_h$shared {
     public static final OfByte ucs_sys_device_t = ucx_h.C_CHAR;
     /**
      * {@snippet lang=c :
-     * typedef enum uct_device_type_t
+     * typedef enum uct_device_type_t uct_device_type_t
      * }
      */
     public static final OfInt uct_device_type_t = ucx_h.C_INT;
@@ -374,19 +392,19 @@ public class ucx_h extends ucx_h$shared {
     public static final OfInt uct_atomic_op_t = ucx_h.C_INT;
     /**
      * {@snippet lang=c :
-     * typedef enum uct_alloc_method_t
+     * typedef enum uct_alloc_method_t uct_alloc_method_t
      * }
      */
     public static final OfInt uct_alloc_method_t = ucx_h.C_INT;
     /**
      * {@snippet lang=c :
-     * typedef enum uct_sockaddr_accessibility_t
+     * typedef enum uct_sockaddr_accessibility_t uct_sockaddr_accessibility_t
      * }
      */
     public static final OfInt uct_sockaddr_accessibility_t = ucx_h.C_INT;
     /**
      * {@snippet lang=c :
-     * typedef enum uct_mem_advice_t
+     * typedef enum uct_mem_advice_t uct_mem_advice_t
      * }
      */
     public static final OfInt uct_mem_advice_t = ucx_h.C_INT;
@@ -398,7 +416,7 @@ public class ucx_h extends ucx_h$shared {
     public static final OfInt uct_md_mem_attr_field_t = ucx_h.C_INT;
     /**
      * {@snippet lang=c :
-     * typedef enum uct_mem_alloc_params_field_t
+     * typedef enum uct_mem_alloc_params_field_t uct_mem_alloc_params_field_t
      * }
      */
     public static final OfInt uct_mem_alloc_params_field_t = ucx_h.C_INT;
@@ -737,6 +755,122 @@ public class ucx_h extends ucx_h$shared {
         var mh$ = ucp_request_test$.HANDLE;
         try {
             return (byte) mh$.invokeExact(request, info);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucp_rkey_pack$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_CHAR,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_rkey_pack");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_rkey_pack", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_rkey_pack(ucp_context_h context, ucp_mem_h memh, void ** rkey_buffer_p, size_t * size_p)
+     * }
+     */
+    public static FunctionDescriptor ucp_rkey_pack$descriptor() {
+        return ucp_rkey_pack$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_rkey_pack(ucp_context_h context, ucp_mem_h memh, void ** rkey_buffer_p, size_t * size_p)
+     * }
+     */
+    public static MethodHandle ucp_rkey_pack$handle() {
+        return ucp_rkey_pack$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_rkey_pack(ucp_context_h context, ucp_mem_h memh, void ** rkey_buffer_p, size_t * size_p)
+     * }
+     */
+    public static MemorySegment ucp_rkey_pack$address() {
+        return ucx_h.requireAddress(ucp_rkey_pack$.ADDR, "ucp_rkey_pack");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_status_t ucp_rkey_pack(ucp_context_h context, ucp_mem_h memh, void ** rkey_buffer_p, size_t * size_p)
+     * }
+     */
+    public static byte ucp_rkey_pack(MemorySegment context, MemorySegment memh, MemorySegment rkey_buffer_p, MemorySegment size_p) {
+        var mh$ = ucp_rkey_pack$.HANDLE;
+        try {
+            return (byte) mh$.invokeExact(context, memh, rkey_buffer_p, size_p);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucp_rkey_buffer_release$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.ofVoid(
+            ucx_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_rkey_buffer_release");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_rkey_buffer_release", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * void ucp_rkey_buffer_release(void * rkey_buffer)
+     * }
+     */
+    public static FunctionDescriptor ucp_rkey_buffer_release$descriptor() {
+        return ucp_rkey_buffer_release$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * void ucp_rkey_buffer_release(void * rkey_buffer)
+     * }
+     */
+    public static MethodHandle ucp_rkey_buffer_release$handle() {
+        return ucp_rkey_buffer_release$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * void ucp_rkey_buffer_release(void * rkey_buffer)
+     * }
+     */
+    public static MemorySegment ucp_rkey_buffer_release$address() {
+        return ucx_h.requireAddress(ucp_rkey_buffer_release$.ADDR, "ucp_rkey_buffer_release");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * void ucp_rkey_buffer_release(void * rkey_buffer)
+     * }
+     */
+    public static void ucp_rkey_buffer_release(MemorySegment rkey_buffer) {
+        var mh$ = ucp_rkey_buffer_release$.HANDLE;
+        try {
+            mh$.invokeExact(rkey_buffer);
         } catch (Error | RuntimeException ex$) {
             throw ex$;
         } catch (Throwable ex$) {
@@ -1526,6 +1660,1236 @@ public class ucx_h extends ucx_h$shared {
         }
     }
 
+    private static class ucp_worker_get_address$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_CHAR,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_worker_get_address");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_worker_get_address", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_worker_get_address(ucp_worker_h worker, ucp_address_t ** address_p, size_t * address_length_p)
+     * }
+     */
+    public static FunctionDescriptor ucp_worker_get_address$descriptor() {
+        return ucp_worker_get_address$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_worker_get_address(ucp_worker_h worker, ucp_address_t ** address_p, size_t * address_length_p)
+     * }
+     */
+    public static MethodHandle ucp_worker_get_address$handle() {
+        return ucp_worker_get_address$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_worker_get_address(ucp_worker_h worker, ucp_address_t ** address_p, size_t * address_length_p)
+     * }
+     */
+    public static MemorySegment ucp_worker_get_address$address() {
+        return ucx_h.requireAddress(ucp_worker_get_address$.ADDR, "ucp_worker_get_address");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_status_t ucp_worker_get_address(ucp_worker_h worker, ucp_address_t ** address_p, size_t * address_length_p)
+     * }
+     */
+    public static byte ucp_worker_get_address(MemorySegment worker, MemorySegment address_p, MemorySegment address_length_p) {
+        var mh$ = ucp_worker_get_address$.HANDLE;
+        try {
+            return (byte) mh$.invokeExact(worker, address_p, address_length_p);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucp_ep_close_nb$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_ep_close_nb");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_ep_close_nb", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_ep_close_nb(ucp_ep_h ep, unsigned int mode)
+     * }
+     */
+    public static FunctionDescriptor ucp_ep_close_nb$descriptor() {
+        return ucp_ep_close_nb$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_ep_close_nb(ucp_ep_h ep, unsigned int mode)
+     * }
+     */
+    public static MethodHandle ucp_ep_close_nb$handle() {
+        return ucp_ep_close_nb$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_ep_close_nb(ucp_ep_h ep, unsigned int mode)
+     * }
+     */
+    public static MemorySegment ucp_ep_close_nb$address() {
+        return ucx_h.requireAddress(ucp_ep_close_nb$.ADDR, "ucp_ep_close_nb");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_ep_close_nb(ucp_ep_h ep, unsigned int mode)
+     * }
+     */
+    public static MemorySegment ucp_ep_close_nb(MemorySegment ep, int mode) {
+        var mh$ = ucp_ep_close_nb$.HANDLE;
+        try {
+            return (MemorySegment) mh$.invokeExact(ep, mode);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucp_ep_flush_nb$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_INT,
+            ucx_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_ep_flush_nb");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_ep_flush_nb", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_ep_flush_nb(ucp_ep_h ep, unsigned int flags, ucp_send_callback_t cb)
+     * }
+     */
+    public static FunctionDescriptor ucp_ep_flush_nb$descriptor() {
+        return ucp_ep_flush_nb$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_ep_flush_nb(ucp_ep_h ep, unsigned int flags, ucp_send_callback_t cb)
+     * }
+     */
+    public static MethodHandle ucp_ep_flush_nb$handle() {
+        return ucp_ep_flush_nb$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_ep_flush_nb(ucp_ep_h ep, unsigned int flags, ucp_send_callback_t cb)
+     * }
+     */
+    public static MemorySegment ucp_ep_flush_nb$address() {
+        return ucx_h.requireAddress(ucp_ep_flush_nb$.ADDR, "ucp_ep_flush_nb");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_ep_flush_nb(ucp_ep_h ep, unsigned int flags, ucp_send_callback_t cb)
+     * }
+     */
+    public static MemorySegment ucp_ep_flush_nb(MemorySegment ep, int flags, MemorySegment cb) {
+        var mh$ = ucp_ep_flush_nb$.HANDLE;
+        try {
+            return (MemorySegment) mh$.invokeExact(ep, flags, cb);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucp_worker_set_am_handler$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_CHAR,
+            ucx_h.C_POINTER,
+            ucx_h.C_SHORT,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_worker_set_am_handler");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_worker_set_am_handler", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_worker_set_am_handler(ucp_worker_h worker, uint16_t id, ucp_am_callback_t cb, void * arg, uint32_t flags)
+     * }
+     */
+    public static FunctionDescriptor ucp_worker_set_am_handler$descriptor() {
+        return ucp_worker_set_am_handler$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_worker_set_am_handler(ucp_worker_h worker, uint16_t id, ucp_am_callback_t cb, void * arg, uint32_t flags)
+     * }
+     */
+    public static MethodHandle ucp_worker_set_am_handler$handle() {
+        return ucp_worker_set_am_handler$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_worker_set_am_handler(ucp_worker_h worker, uint16_t id, ucp_am_callback_t cb, void * arg, uint32_t flags)
+     * }
+     */
+    public static MemorySegment ucp_worker_set_am_handler$address() {
+        return ucx_h.requireAddress(ucp_worker_set_am_handler$.ADDR, "ucp_worker_set_am_handler");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_status_t ucp_worker_set_am_handler(ucp_worker_h worker, uint16_t id, ucp_am_callback_t cb, void * arg, uint32_t flags)
+     * }
+     */
+    public static byte ucp_worker_set_am_handler(MemorySegment worker, short id, MemorySegment cb, MemorySegment arg, int flags) {
+        var mh$ = ucp_worker_set_am_handler$.HANDLE;
+        try {
+            return (byte) mh$.invokeExact(worker, id, cb, arg, flags);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucp_am_send_nb$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_SHORT,
+            ucx_h.C_POINTER,
+            ucx_h.C_LONG,
+            ucx_h.C_LONG,
+            ucx_h.C_POINTER,
+            ucx_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_am_send_nb");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_am_send_nb", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_am_send_nb(ucp_ep_h ep, uint16_t id, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_send_callback_t cb, unsigned int flags)
+     * }
+     */
+    public static FunctionDescriptor ucp_am_send_nb$descriptor() {
+        return ucp_am_send_nb$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_am_send_nb(ucp_ep_h ep, uint16_t id, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_send_callback_t cb, unsigned int flags)
+     * }
+     */
+    public static MethodHandle ucp_am_send_nb$handle() {
+        return ucp_am_send_nb$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_am_send_nb(ucp_ep_h ep, uint16_t id, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_send_callback_t cb, unsigned int flags)
+     * }
+     */
+    public static MemorySegment ucp_am_send_nb$address() {
+        return ucx_h.requireAddress(ucp_am_send_nb$.ADDR, "ucp_am_send_nb");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_am_send_nb(ucp_ep_h ep, uint16_t id, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_send_callback_t cb, unsigned int flags)
+     * }
+     */
+    public static MemorySegment ucp_am_send_nb(MemorySegment ep, short id, MemorySegment buffer, long count, long datatype, MemorySegment cb, int flags) {
+        var mh$ = ucp_am_send_nb$.HANDLE;
+        try {
+            return (MemorySegment) mh$.invokeExact(ep, id, buffer, count, datatype, cb, flags);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucp_stream_send_nb$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_LONG,
+            ucx_h.C_LONG,
+            ucx_h.C_POINTER,
+            ucx_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_stream_send_nb");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_stream_send_nb", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_stream_send_nb(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_send_callback_t cb, unsigned int flags)
+     * }
+     */
+    public static FunctionDescriptor ucp_stream_send_nb$descriptor() {
+        return ucp_stream_send_nb$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_stream_send_nb(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_send_callback_t cb, unsigned int flags)
+     * }
+     */
+    public static MethodHandle ucp_stream_send_nb$handle() {
+        return ucp_stream_send_nb$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_stream_send_nb(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_send_callback_t cb, unsigned int flags)
+     * }
+     */
+    public static MemorySegment ucp_stream_send_nb$address() {
+        return ucx_h.requireAddress(ucp_stream_send_nb$.ADDR, "ucp_stream_send_nb");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_stream_send_nb(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_send_callback_t cb, unsigned int flags)
+     * }
+     */
+    public static MemorySegment ucp_stream_send_nb(MemorySegment ep, MemorySegment buffer, long count, long datatype, MemorySegment cb, int flags) {
+        var mh$ = ucp_stream_send_nb$.HANDLE;
+        try {
+            return (MemorySegment) mh$.invokeExact(ep, buffer, count, datatype, cb, flags);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucp_stream_recv_nb$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_LONG,
+            ucx_h.C_LONG,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_stream_recv_nb");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_stream_recv_nb", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_stream_recv_nb(ucp_ep_h ep, void * buffer, size_t count, ucp_datatype_t datatype, ucp_stream_recv_callback_t cb, size_t * length, unsigned int flags)
+     * }
+     */
+    public static FunctionDescriptor ucp_stream_recv_nb$descriptor() {
+        return ucp_stream_recv_nb$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_stream_recv_nb(ucp_ep_h ep, void * buffer, size_t count, ucp_datatype_t datatype, ucp_stream_recv_callback_t cb, size_t * length, unsigned int flags)
+     * }
+     */
+    public static MethodHandle ucp_stream_recv_nb$handle() {
+        return ucp_stream_recv_nb$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_stream_recv_nb(ucp_ep_h ep, void * buffer, size_t count, ucp_datatype_t datatype, ucp_stream_recv_callback_t cb, size_t * length, unsigned int flags)
+     * }
+     */
+    public static MemorySegment ucp_stream_recv_nb$address() {
+        return ucx_h.requireAddress(ucp_stream_recv_nb$.ADDR, "ucp_stream_recv_nb");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_stream_recv_nb(ucp_ep_h ep, void * buffer, size_t count, ucp_datatype_t datatype, ucp_stream_recv_callback_t cb, size_t * length, unsigned int flags)
+     * }
+     */
+    public static MemorySegment ucp_stream_recv_nb(MemorySegment ep, MemorySegment buffer, long count, long datatype, MemorySegment cb, MemorySegment length, int flags) {
+        var mh$ = ucp_stream_recv_nb$.HANDLE;
+        try {
+            return (MemorySegment) mh$.invokeExact(ep, buffer, count, datatype, cb, length, flags);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucp_tag_send_nb$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_LONG,
+            ucx_h.C_LONG,
+            ucx_h.C_LONG,
+            ucx_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_tag_send_nb");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_tag_send_nb", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_tag_send_nb(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_send_callback_t cb)
+     * }
+     */
+    public static FunctionDescriptor ucp_tag_send_nb$descriptor() {
+        return ucp_tag_send_nb$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_tag_send_nb(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_send_callback_t cb)
+     * }
+     */
+    public static MethodHandle ucp_tag_send_nb$handle() {
+        return ucp_tag_send_nb$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_tag_send_nb(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_send_callback_t cb)
+     * }
+     */
+    public static MemorySegment ucp_tag_send_nb$address() {
+        return ucx_h.requireAddress(ucp_tag_send_nb$.ADDR, "ucp_tag_send_nb");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_tag_send_nb(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_send_callback_t cb)
+     * }
+     */
+    public static MemorySegment ucp_tag_send_nb(MemorySegment ep, MemorySegment buffer, long count, long datatype, long tag, MemorySegment cb) {
+        var mh$ = ucp_tag_send_nb$.HANDLE;
+        try {
+            return (MemorySegment) mh$.invokeExact(ep, buffer, count, datatype, tag, cb);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucp_tag_send_nbr$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_CHAR,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_LONG,
+            ucx_h.C_LONG,
+            ucx_h.C_LONG,
+            ucx_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_tag_send_nbr");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_tag_send_nbr", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_tag_send_nbr(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, void * req)
+     * }
+     */
+    public static FunctionDescriptor ucp_tag_send_nbr$descriptor() {
+        return ucp_tag_send_nbr$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_tag_send_nbr(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, void * req)
+     * }
+     */
+    public static MethodHandle ucp_tag_send_nbr$handle() {
+        return ucp_tag_send_nbr$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_tag_send_nbr(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, void * req)
+     * }
+     */
+    public static MemorySegment ucp_tag_send_nbr$address() {
+        return ucx_h.requireAddress(ucp_tag_send_nbr$.ADDR, "ucp_tag_send_nbr");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_status_t ucp_tag_send_nbr(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, void * req)
+     * }
+     */
+    public static byte ucp_tag_send_nbr(MemorySegment ep, MemorySegment buffer, long count, long datatype, long tag, MemorySegment req) {
+        var mh$ = ucp_tag_send_nbr$.HANDLE;
+        try {
+            return (byte) mh$.invokeExact(ep, buffer, count, datatype, tag, req);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucp_tag_send_sync_nb$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_LONG,
+            ucx_h.C_LONG,
+            ucx_h.C_LONG,
+            ucx_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_tag_send_sync_nb");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_tag_send_sync_nb", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_tag_send_sync_nb(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_send_callback_t cb)
+     * }
+     */
+    public static FunctionDescriptor ucp_tag_send_sync_nb$descriptor() {
+        return ucp_tag_send_sync_nb$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_tag_send_sync_nb(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_send_callback_t cb)
+     * }
+     */
+    public static MethodHandle ucp_tag_send_sync_nb$handle() {
+        return ucp_tag_send_sync_nb$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_tag_send_sync_nb(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_send_callback_t cb)
+     * }
+     */
+    public static MemorySegment ucp_tag_send_sync_nb$address() {
+        return ucx_h.requireAddress(ucp_tag_send_sync_nb$.ADDR, "ucp_tag_send_sync_nb");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_tag_send_sync_nb(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_send_callback_t cb)
+     * }
+     */
+    public static MemorySegment ucp_tag_send_sync_nb(MemorySegment ep, MemorySegment buffer, long count, long datatype, long tag, MemorySegment cb) {
+        var mh$ = ucp_tag_send_sync_nb$.HANDLE;
+        try {
+            return (MemorySegment) mh$.invokeExact(ep, buffer, count, datatype, tag, cb);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucp_tag_recv_nb$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_LONG,
+            ucx_h.C_LONG,
+            ucx_h.C_LONG,
+            ucx_h.C_LONG,
+            ucx_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_tag_recv_nb");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_tag_recv_nb", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_tag_recv_nb(ucp_worker_h worker, void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_tag_t tag_mask, ucp_tag_recv_callback_t cb)
+     * }
+     */
+    public static FunctionDescriptor ucp_tag_recv_nb$descriptor() {
+        return ucp_tag_recv_nb$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_tag_recv_nb(ucp_worker_h worker, void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_tag_t tag_mask, ucp_tag_recv_callback_t cb)
+     * }
+     */
+    public static MethodHandle ucp_tag_recv_nb$handle() {
+        return ucp_tag_recv_nb$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_tag_recv_nb(ucp_worker_h worker, void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_tag_t tag_mask, ucp_tag_recv_callback_t cb)
+     * }
+     */
+    public static MemorySegment ucp_tag_recv_nb$address() {
+        return ucx_h.requireAddress(ucp_tag_recv_nb$.ADDR, "ucp_tag_recv_nb");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_tag_recv_nb(ucp_worker_h worker, void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_tag_t tag_mask, ucp_tag_recv_callback_t cb)
+     * }
+     */
+    public static MemorySegment ucp_tag_recv_nb(MemorySegment worker, MemorySegment buffer, long count, long datatype, long tag, long tag_mask, MemorySegment cb) {
+        var mh$ = ucp_tag_recv_nb$.HANDLE;
+        try {
+            return (MemorySegment) mh$.invokeExact(worker, buffer, count, datatype, tag, tag_mask, cb);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucp_tag_recv_nbr$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_CHAR,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_LONG,
+            ucx_h.C_LONG,
+            ucx_h.C_LONG,
+            ucx_h.C_LONG,
+            ucx_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_tag_recv_nbr");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_tag_recv_nbr", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_tag_recv_nbr(ucp_worker_h worker, void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_tag_t tag_mask, void * req)
+     * }
+     */
+    public static FunctionDescriptor ucp_tag_recv_nbr$descriptor() {
+        return ucp_tag_recv_nbr$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_tag_recv_nbr(ucp_worker_h worker, void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_tag_t tag_mask, void * req)
+     * }
+     */
+    public static MethodHandle ucp_tag_recv_nbr$handle() {
+        return ucp_tag_recv_nbr$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_tag_recv_nbr(ucp_worker_h worker, void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_tag_t tag_mask, void * req)
+     * }
+     */
+    public static MemorySegment ucp_tag_recv_nbr$address() {
+        return ucx_h.requireAddress(ucp_tag_recv_nbr$.ADDR, "ucp_tag_recv_nbr");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_status_t ucp_tag_recv_nbr(ucp_worker_h worker, void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_tag_t tag_mask, void * req)
+     * }
+     */
+    public static byte ucp_tag_recv_nbr(MemorySegment worker, MemorySegment buffer, long count, long datatype, long tag, long tag_mask, MemorySegment req) {
+        var mh$ = ucp_tag_recv_nbr$.HANDLE;
+        try {
+            return (byte) mh$.invokeExact(worker, buffer, count, datatype, tag, tag_mask, req);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucp_tag_msg_recv_nb$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_LONG,
+            ucx_h.C_LONG,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_tag_msg_recv_nb");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_tag_msg_recv_nb", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_tag_msg_recv_nb(ucp_worker_h worker, void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_message_h message, ucp_tag_recv_callback_t cb)
+     * }
+     */
+    public static FunctionDescriptor ucp_tag_msg_recv_nb$descriptor() {
+        return ucp_tag_msg_recv_nb$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_tag_msg_recv_nb(ucp_worker_h worker, void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_message_h message, ucp_tag_recv_callback_t cb)
+     * }
+     */
+    public static MethodHandle ucp_tag_msg_recv_nb$handle() {
+        return ucp_tag_msg_recv_nb$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_tag_msg_recv_nb(ucp_worker_h worker, void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_message_h message, ucp_tag_recv_callback_t cb)
+     * }
+     */
+    public static MemorySegment ucp_tag_msg_recv_nb$address() {
+        return ucx_h.requireAddress(ucp_tag_msg_recv_nb$.ADDR, "ucp_tag_msg_recv_nb");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_tag_msg_recv_nb(ucp_worker_h worker, void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_message_h message, ucp_tag_recv_callback_t cb)
+     * }
+     */
+    public static MemorySegment ucp_tag_msg_recv_nb(MemorySegment worker, MemorySegment buffer, long count, long datatype, MemorySegment message, MemorySegment cb) {
+        var mh$ = ucp_tag_msg_recv_nb$.HANDLE;
+        try {
+            return (MemorySegment) mh$.invokeExact(worker, buffer, count, datatype, message, cb);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucp_put_nbi$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_CHAR,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_LONG,
+            ucx_h.C_LONG,
+            ucx_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_put_nbi");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_put_nbi", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_put_nbi(ucp_ep_h ep, const void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey)
+     * }
+     */
+    public static FunctionDescriptor ucp_put_nbi$descriptor() {
+        return ucp_put_nbi$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_put_nbi(ucp_ep_h ep, const void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey)
+     * }
+     */
+    public static MethodHandle ucp_put_nbi$handle() {
+        return ucp_put_nbi$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_put_nbi(ucp_ep_h ep, const void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey)
+     * }
+     */
+    public static MemorySegment ucp_put_nbi$address() {
+        return ucx_h.requireAddress(ucp_put_nbi$.ADDR, "ucp_put_nbi");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_status_t ucp_put_nbi(ucp_ep_h ep, const void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey)
+     * }
+     */
+    public static byte ucp_put_nbi(MemorySegment ep, MemorySegment buffer, long length, long remote_addr, MemorySegment rkey) {
+        var mh$ = ucp_put_nbi$.HANDLE;
+        try {
+            return (byte) mh$.invokeExact(ep, buffer, length, remote_addr, rkey);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucp_put_nb$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_LONG,
+            ucx_h.C_LONG,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_put_nb");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_put_nb", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_put_nb(ucp_ep_h ep, const void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey, ucp_send_callback_t cb)
+     * }
+     */
+    public static FunctionDescriptor ucp_put_nb$descriptor() {
+        return ucp_put_nb$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_put_nb(ucp_ep_h ep, const void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey, ucp_send_callback_t cb)
+     * }
+     */
+    public static MethodHandle ucp_put_nb$handle() {
+        return ucp_put_nb$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_put_nb(ucp_ep_h ep, const void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey, ucp_send_callback_t cb)
+     * }
+     */
+    public static MemorySegment ucp_put_nb$address() {
+        return ucx_h.requireAddress(ucp_put_nb$.ADDR, "ucp_put_nb");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_put_nb(ucp_ep_h ep, const void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey, ucp_send_callback_t cb)
+     * }
+     */
+    public static MemorySegment ucp_put_nb(MemorySegment ep, MemorySegment buffer, long length, long remote_addr, MemorySegment rkey, MemorySegment cb) {
+        var mh$ = ucp_put_nb$.HANDLE;
+        try {
+            return (MemorySegment) mh$.invokeExact(ep, buffer, length, remote_addr, rkey, cb);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucp_get_nbi$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_CHAR,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_LONG,
+            ucx_h.C_LONG,
+            ucx_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_get_nbi");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_get_nbi", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_get_nbi(ucp_ep_h ep, void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey)
+     * }
+     */
+    public static FunctionDescriptor ucp_get_nbi$descriptor() {
+        return ucp_get_nbi$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_get_nbi(ucp_ep_h ep, void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey)
+     * }
+     */
+    public static MethodHandle ucp_get_nbi$handle() {
+        return ucp_get_nbi$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_get_nbi(ucp_ep_h ep, void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey)
+     * }
+     */
+    public static MemorySegment ucp_get_nbi$address() {
+        return ucx_h.requireAddress(ucp_get_nbi$.ADDR, "ucp_get_nbi");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_status_t ucp_get_nbi(ucp_ep_h ep, void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey)
+     * }
+     */
+    public static byte ucp_get_nbi(MemorySegment ep, MemorySegment buffer, long length, long remote_addr, MemorySegment rkey) {
+        var mh$ = ucp_get_nbi$.HANDLE;
+        try {
+            return (byte) mh$.invokeExact(ep, buffer, length, remote_addr, rkey);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucp_get_nb$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_LONG,
+            ucx_h.C_LONG,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_get_nb");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_get_nb", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_get_nb(ucp_ep_h ep, void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey, ucp_send_callback_t cb)
+     * }
+     */
+    public static FunctionDescriptor ucp_get_nb$descriptor() {
+        return ucp_get_nb$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_get_nb(ucp_ep_h ep, void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey, ucp_send_callback_t cb)
+     * }
+     */
+    public static MethodHandle ucp_get_nb$handle() {
+        return ucp_get_nb$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_get_nb(ucp_ep_h ep, void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey, ucp_send_callback_t cb)
+     * }
+     */
+    public static MemorySegment ucp_get_nb$address() {
+        return ucx_h.requireAddress(ucp_get_nb$.ADDR, "ucp_get_nb");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_get_nb(ucp_ep_h ep, void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey, ucp_send_callback_t cb)
+     * }
+     */
+    public static MemorySegment ucp_get_nb(MemorySegment ep, MemorySegment buffer, long length, long remote_addr, MemorySegment rkey, MemorySegment cb) {
+        var mh$ = ucp_get_nb$.HANDLE;
+        try {
+            return (MemorySegment) mh$.invokeExact(ep, buffer, length, remote_addr, rkey, cb);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucp_atomic_post$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_CHAR,
+            ucx_h.C_POINTER,
+            ucx_h.C_INT,
+            ucx_h.C_LONG,
+            ucx_h.C_LONG,
+            ucx_h.C_LONG,
+            ucx_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_atomic_post");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_atomic_post", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_atomic_post(ucp_ep_h ep, ucp_atomic_post_op_t opcode, uint64_t value, size_t op_size, uint64_t remote_addr, ucp_rkey_h rkey)
+     * }
+     */
+    public static FunctionDescriptor ucp_atomic_post$descriptor() {
+        return ucp_atomic_post$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_atomic_post(ucp_ep_h ep, ucp_atomic_post_op_t opcode, uint64_t value, size_t op_size, uint64_t remote_addr, ucp_rkey_h rkey)
+     * }
+     */
+    public static MethodHandle ucp_atomic_post$handle() {
+        return ucp_atomic_post$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_atomic_post(ucp_ep_h ep, ucp_atomic_post_op_t opcode, uint64_t value, size_t op_size, uint64_t remote_addr, ucp_rkey_h rkey)
+     * }
+     */
+    public static MemorySegment ucp_atomic_post$address() {
+        return ucx_h.requireAddress(ucp_atomic_post$.ADDR, "ucp_atomic_post");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_status_t ucp_atomic_post(ucp_ep_h ep, ucp_atomic_post_op_t opcode, uint64_t value, size_t op_size, uint64_t remote_addr, ucp_rkey_h rkey)
+     * }
+     */
+    public static byte ucp_atomic_post(MemorySegment ep, int opcode, long value, long op_size, long remote_addr, MemorySegment rkey) {
+        var mh$ = ucp_atomic_post$.HANDLE;
+        try {
+            return (byte) mh$.invokeExact(ep, opcode, value, op_size, remote_addr, rkey);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucp_atomic_fetch_nb$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_INT,
+            ucx_h.C_LONG,
+            ucx_h.C_POINTER,
+            ucx_h.C_LONG,
+            ucx_h.C_LONG,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_atomic_fetch_nb");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_atomic_fetch_nb", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_atomic_fetch_nb(ucp_ep_h ep, ucp_atomic_fetch_op_t opcode, uint64_t value, void * result, size_t op_size, uint64_t remote_addr, ucp_rkey_h rkey, ucp_send_callback_t cb)
+     * }
+     */
+    public static FunctionDescriptor ucp_atomic_fetch_nb$descriptor() {
+        return ucp_atomic_fetch_nb$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_atomic_fetch_nb(ucp_ep_h ep, ucp_atomic_fetch_op_t opcode, uint64_t value, void * result, size_t op_size, uint64_t remote_addr, ucp_rkey_h rkey, ucp_send_callback_t cb)
+     * }
+     */
+    public static MethodHandle ucp_atomic_fetch_nb$handle() {
+        return ucp_atomic_fetch_nb$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_atomic_fetch_nb(ucp_ep_h ep, ucp_atomic_fetch_op_t opcode, uint64_t value, void * result, size_t op_size, uint64_t remote_addr, ucp_rkey_h rkey, ucp_send_callback_t cb)
+     * }
+     */
+    public static MemorySegment ucp_atomic_fetch_nb$address() {
+        return ucx_h.requireAddress(ucp_atomic_fetch_nb$.ADDR, "ucp_atomic_fetch_nb");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_atomic_fetch_nb(ucp_ep_h ep, ucp_atomic_fetch_op_t opcode, uint64_t value, void * result, size_t op_size, uint64_t remote_addr, ucp_rkey_h rkey, ucp_send_callback_t cb)
+     * }
+     */
+    public static MemorySegment ucp_atomic_fetch_nb(MemorySegment ep, int opcode, long value, MemorySegment result, long op_size, long remote_addr, MemorySegment rkey, MemorySegment cb) {
+        var mh$ = ucp_atomic_fetch_nb$.HANDLE;
+        try {
+            return (MemorySegment) mh$.invokeExact(ep, opcode, value, result, op_size, remote_addr, rkey, cb);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucp_worker_flush_nb$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_INT,
+            ucx_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_worker_flush_nb");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_worker_flush_nb", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_worker_flush_nb(ucp_worker_h worker, unsigned int flags, ucp_send_callback_t cb)
+     * }
+     */
+    public static FunctionDescriptor ucp_worker_flush_nb$descriptor() {
+        return ucp_worker_flush_nb$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_worker_flush_nb(ucp_worker_h worker, unsigned int flags, ucp_send_callback_t cb)
+     * }
+     */
+    public static MethodHandle ucp_worker_flush_nb$handle() {
+        return ucp_worker_flush_nb$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_worker_flush_nb(ucp_worker_h worker, unsigned int flags, ucp_send_callback_t cb)
+     * }
+     */
+    public static MemorySegment ucp_worker_flush_nb$address() {
+        return ucx_h.requireAddress(ucp_worker_flush_nb$.ADDR, "ucp_worker_flush_nb");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_status_ptr_t ucp_worker_flush_nb(ucp_worker_h worker, unsigned int flags, ucp_send_callback_t cb)
+     * }
+     */
+    public static MemorySegment ucp_worker_flush_nb(MemorySegment worker, int flags, MemorySegment cb) {
+        var mh$ = ucp_worker_flush_nb$.HANDLE;
+        try {
+            return (MemorySegment) mh$.invokeExact(worker, flags, cb);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static class ucp_lib_query$ {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             ucx_h.C_CHAR,
@@ -2105,6 +3469,67 @@ public class ucx_h extends ucx_h$shared {
         }
     }
 
+    private static class ucp_rkey_compare$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_CHAR,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_rkey_compare");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_rkey_compare", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_rkey_compare(ucp_worker_h worker, ucp_rkey_h rkey1, ucp_rkey_h rkey2, const ucp_rkey_compare_params_t * params, int * result)
+     * }
+     */
+    public static FunctionDescriptor ucp_rkey_compare$descriptor() {
+        return ucp_rkey_compare$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_rkey_compare(ucp_worker_h worker, ucp_rkey_h rkey1, ucp_rkey_h rkey2, const ucp_rkey_compare_params_t * params, int * result)
+     * }
+     */
+    public static MethodHandle ucp_rkey_compare$handle() {
+        return ucp_rkey_compare$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_rkey_compare(ucp_worker_h worker, ucp_rkey_h rkey1, ucp_rkey_h rkey2, const ucp_rkey_compare_params_t * params, int * result)
+     * }
+     */
+    public static MemorySegment ucp_rkey_compare$address() {
+        return ucx_h.requireAddress(ucp_rkey_compare$.ADDR, "ucp_rkey_compare");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_status_t ucp_rkey_compare(ucp_worker_h worker, ucp_rkey_h rkey1, ucp_rkey_h rkey2, const ucp_rkey_compare_params_t * params, int * result)
+     * }
+     */
+    public static byte ucp_rkey_compare(MemorySegment worker, MemorySegment rkey1, MemorySegment rkey2, MemorySegment params, MemorySegment result) {
+        var mh$ = ucp_rkey_compare$.HANDLE;
+        try {
+            return (byte) mh$.invokeExact(worker, rkey1, rkey2, params, result);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static class ucp_context_print_info$ {
         public static final FunctionDescriptor DESC = FunctionDescriptor.ofVoid(
             ucx_h.C_POINTER,
@@ -2385,65 +3810,6 @@ public class ucx_h extends ucx_h$shared {
         var mh$ = ucp_worker_print_info$.HANDLE;
         try {
             mh$.invokeExact(worker, stream);
-        } catch (Error | RuntimeException ex$) {
-            throw ex$;
-        } catch (Throwable ex$) {
-            throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
-    private static class ucp_worker_get_address$ {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
-            ucx_h.C_CHAR,
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER
-        );
-
-        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_worker_get_address");
-
-        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_worker_get_address", ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * ucs_status_t ucp_worker_get_address(ucp_worker_h worker, ucp_address_t ** address_p, size_t * address_length_p)
-     * }
-     */
-    public static FunctionDescriptor ucp_worker_get_address$descriptor() {
-        return ucp_worker_get_address$.DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * ucs_status_t ucp_worker_get_address(ucp_worker_h worker, ucp_address_t ** address_p, size_t * address_length_p)
-     * }
-     */
-    public static MethodHandle ucp_worker_get_address$handle() {
-        return ucp_worker_get_address$.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * ucs_status_t ucp_worker_get_address(ucp_worker_h worker, ucp_address_t ** address_p, size_t * address_length_p)
-     * }
-     */
-    public static MemorySegment ucp_worker_get_address$address() {
-        return ucx_h.requireAddress(ucp_worker_get_address$.ADDR, "ucp_worker_get_address");
-    }
-
-    /**
-     * {@snippet lang=c :
-     * ucs_status_t ucp_worker_get_address(ucp_worker_h worker, ucp_address_t ** address_p, size_t * address_length_p)
-     * }
-     */
-    public static byte ucp_worker_get_address(MemorySegment worker, MemorySegment address_p, MemorySegment address_length_p) {
-        var mh$ = ucp_worker_get_address$.HANDLE;
-        try {
-            return (byte) mh$.invokeExact(worker, address_p, address_length_p);
         } catch (Error | RuntimeException ex$) {
             throw ex$;
         } catch (Throwable ex$) {
@@ -3317,64 +4683,6 @@ public class ucx_h extends ucx_h$shared {
         }
     }
 
-    private static class ucp_ep_close_nb$ {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_INT
-        );
-
-        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_ep_close_nb");
-
-        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_ep_close_nb", ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_ep_close_nb(ucp_ep_h ep, unsigned int mode)
-     * }
-     */
-    public static FunctionDescriptor ucp_ep_close_nb$descriptor() {
-        return ucp_ep_close_nb$.DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_ep_close_nb(ucp_ep_h ep, unsigned int mode)
-     * }
-     */
-    public static MethodHandle ucp_ep_close_nb$handle() {
-        return ucp_ep_close_nb$.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_ep_close_nb(ucp_ep_h ep, unsigned int mode)
-     * }
-     */
-    public static MemorySegment ucp_ep_close_nb$address() {
-        return ucx_h.requireAddress(ucp_ep_close_nb$.ADDR, "ucp_ep_close_nb");
-    }
-
-    /**
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_ep_close_nb(ucp_ep_h ep, unsigned int mode)
-     * }
-     */
-    public static MemorySegment ucp_ep_close_nb(MemorySegment ep, int mode) {
-        var mh$ = ucp_ep_close_nb$.HANDLE;
-        try {
-            return (MemorySegment) mh$.invokeExact(ep, mode);
-        } catch (Error | RuntimeException ex$) {
-            throw ex$;
-        } catch (Throwable ex$) {
-            throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
     private static class ucp_ep_close_nbx$ {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             ucx_h.C_POINTER,
@@ -3541,65 +4849,6 @@ public class ucx_h extends ucx_h$shared {
         var mh$ = ucp_ep_print_info$.HANDLE;
         try {
             mh$.invokeExact(ep, stream);
-        } catch (Error | RuntimeException ex$) {
-            throw ex$;
-        } catch (Throwable ex$) {
-            throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
-    private static class ucp_ep_flush_nb$ {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_INT,
-            ucx_h.C_POINTER
-        );
-
-        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_ep_flush_nb");
-
-        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_ep_flush_nb", ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_ep_flush_nb(ucp_ep_h ep, unsigned int flags, ucp_send_callback_t cb)
-     * }
-     */
-    public static FunctionDescriptor ucp_ep_flush_nb$descriptor() {
-        return ucp_ep_flush_nb$.DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_ep_flush_nb(ucp_ep_h ep, unsigned int flags, ucp_send_callback_t cb)
-     * }
-     */
-    public static MethodHandle ucp_ep_flush_nb$handle() {
-        return ucp_ep_flush_nb$.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_ep_flush_nb(ucp_ep_h ep, unsigned int flags, ucp_send_callback_t cb)
-     * }
-     */
-    public static MemorySegment ucp_ep_flush_nb$address() {
-        return ucx_h.requireAddress(ucp_ep_flush_nb$.ADDR, "ucp_ep_flush_nb");
-    }
-
-    /**
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_ep_flush_nb(ucp_ep_h ep, unsigned int flags, ucp_send_callback_t cb)
-     * }
-     */
-    public static MemorySegment ucp_ep_flush_nb(MemorySegment ep, int flags, MemorySegment cb) {
-        var mh$ = ucp_ep_flush_nb$.HANDLE;
-        try {
-            return (MemorySegment) mh$.invokeExact(ep, flags, cb);
         } catch (Error | RuntimeException ex$) {
             throw ex$;
         } catch (Throwable ex$) {
@@ -3914,7 +5163,7 @@ public class ucx_h extends ucx_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * void ucp_mem_print_info(const char * mem_size, ucp_context_h context, FILE * stream)
+     * void ucp_mem_print_info(const char * mem_spec, ucp_context_h context, FILE * stream)
      * }
      */
     public static FunctionDescriptor ucp_mem_print_info$descriptor() {
@@ -3924,7 +5173,7 @@ public class ucx_h extends ucx_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * void ucp_mem_print_info(const char * mem_size, ucp_context_h context, FILE * stream)
+     * void ucp_mem_print_info(const char * mem_spec, ucp_context_h context, FILE * stream)
      * }
      */
     public static MethodHandle ucp_mem_print_info$handle() {
@@ -3934,7 +5183,7 @@ public class ucx_h extends ucx_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * void ucp_mem_print_info(const char * mem_size, ucp_context_h context, FILE * stream)
+     * void ucp_mem_print_info(const char * mem_spec, ucp_context_h context, FILE * stream)
      * }
      */
     public static MemorySegment ucp_mem_print_info$address() {
@@ -3943,13 +5192,13 @@ public class ucx_h extends ucx_h$shared {
 
     /**
      * {@snippet lang=c :
-     * void ucp_mem_print_info(const char * mem_size, ucp_context_h context, FILE * stream)
+     * void ucp_mem_print_info(const char * mem_spec, ucp_context_h context, FILE * stream)
      * }
      */
-    public static void ucp_mem_print_info(MemorySegment mem_size, MemorySegment context, MemorySegment stream) {
+    public static void ucp_mem_print_info(MemorySegment mem_spec, MemorySegment context, MemorySegment stream) {
         var mh$ = ucp_mem_print_info$.HANDLE;
         try {
-            mh$.invokeExact(mem_size, context, stream);
+            mh$.invokeExact(mem_spec, context, stream);
         } catch (Error | RuntimeException ex$) {
             throw ex$;
         } catch (Throwable ex$) {
@@ -4016,7 +5265,7 @@ public class ucx_h extends ucx_h$shared {
         }
     }
 
-    private static class ucp_rkey_pack$ {
+    private static class ucp_memh_pack$ {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             ucx_h.C_CHAR,
             ucx_h.C_POINTER,
@@ -4025,50 +5274,50 @@ public class ucx_h extends ucx_h$shared {
             ucx_h.C_POINTER
         );
 
-        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_rkey_pack");
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_memh_pack");
 
-        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_rkey_pack", ADDR, DESC);
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_memh_pack", ADDR, DESC);
     }
 
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * ucs_status_t ucp_rkey_pack(ucp_context_h context, ucp_mem_h memh, void ** rkey_buffer_p, size_t * size_p)
+     * ucs_status_t ucp_memh_pack(ucp_mem_h memh, const ucp_memh_pack_params_t * params, void ** buffer_p, size_t * buffer_size_p)
      * }
      */
-    public static FunctionDescriptor ucp_rkey_pack$descriptor() {
-        return ucp_rkey_pack$.DESC;
+    public static FunctionDescriptor ucp_memh_pack$descriptor() {
+        return ucp_memh_pack$.DESC;
     }
 
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * ucs_status_t ucp_rkey_pack(ucp_context_h context, ucp_mem_h memh, void ** rkey_buffer_p, size_t * size_p)
+     * ucs_status_t ucp_memh_pack(ucp_mem_h memh, const ucp_memh_pack_params_t * params, void ** buffer_p, size_t * buffer_size_p)
      * }
      */
-    public static MethodHandle ucp_rkey_pack$handle() {
-        return ucp_rkey_pack$.HANDLE;
+    public static MethodHandle ucp_memh_pack$handle() {
+        return ucp_memh_pack$.HANDLE;
     }
 
     /**
      * Address for:
      * {@snippet lang=c :
-     * ucs_status_t ucp_rkey_pack(ucp_context_h context, ucp_mem_h memh, void ** rkey_buffer_p, size_t * size_p)
+     * ucs_status_t ucp_memh_pack(ucp_mem_h memh, const ucp_memh_pack_params_t * params, void ** buffer_p, size_t * buffer_size_p)
      * }
      */
-    public static MemorySegment ucp_rkey_pack$address() {
-        return ucx_h.requireAddress(ucp_rkey_pack$.ADDR, "ucp_rkey_pack");
+    public static MemorySegment ucp_memh_pack$address() {
+        return ucx_h.requireAddress(ucp_memh_pack$.ADDR, "ucp_memh_pack");
     }
 
     /**
      * {@snippet lang=c :
-     * ucs_status_t ucp_rkey_pack(ucp_context_h context, ucp_mem_h memh, void ** rkey_buffer_p, size_t * size_p)
+     * ucs_status_t ucp_memh_pack(ucp_mem_h memh, const ucp_memh_pack_params_t * params, void ** buffer_p, size_t * buffer_size_p)
      * }
      */
-    public static byte ucp_rkey_pack(MemorySegment context, MemorySegment memh, MemorySegment rkey_buffer_p, MemorySegment size_p) {
-        var mh$ = ucp_rkey_pack$.HANDLE;
+    public static byte ucp_memh_pack(MemorySegment memh, MemorySegment params, MemorySegment buffer_p, MemorySegment buffer_size_p) {
+        var mh$ = ucp_memh_pack$.HANDLE;
         try {
-            return (byte) mh$.invokeExact(context, memh, rkey_buffer_p, size_p);
+            return (byte) mh$.invokeExact(memh, params, buffer_p, buffer_size_p);
         } catch (Error | RuntimeException ex$) {
             throw ex$;
         } catch (Throwable ex$) {
@@ -4076,55 +5325,56 @@ public class ucx_h extends ucx_h$shared {
         }
     }
 
-    private static class ucp_rkey_buffer_release$ {
+    private static class ucp_memh_buffer_release$ {
         public static final FunctionDescriptor DESC = FunctionDescriptor.ofVoid(
+            ucx_h.C_POINTER,
             ucx_h.C_POINTER
         );
 
-        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_rkey_buffer_release");
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_memh_buffer_release");
 
-        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_rkey_buffer_release", ADDR, DESC);
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_memh_buffer_release", ADDR, DESC);
     }
 
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * void ucp_rkey_buffer_release(void * rkey_buffer)
+     * void ucp_memh_buffer_release(void * buffer, const ucp_memh_buffer_release_params_t * params)
      * }
      */
-    public static FunctionDescriptor ucp_rkey_buffer_release$descriptor() {
-        return ucp_rkey_buffer_release$.DESC;
+    public static FunctionDescriptor ucp_memh_buffer_release$descriptor() {
+        return ucp_memh_buffer_release$.DESC;
     }
 
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * void ucp_rkey_buffer_release(void * rkey_buffer)
+     * void ucp_memh_buffer_release(void * buffer, const ucp_memh_buffer_release_params_t * params)
      * }
      */
-    public static MethodHandle ucp_rkey_buffer_release$handle() {
-        return ucp_rkey_buffer_release$.HANDLE;
+    public static MethodHandle ucp_memh_buffer_release$handle() {
+        return ucp_memh_buffer_release$.HANDLE;
     }
 
     /**
      * Address for:
      * {@snippet lang=c :
-     * void ucp_rkey_buffer_release(void * rkey_buffer)
+     * void ucp_memh_buffer_release(void * buffer, const ucp_memh_buffer_release_params_t * params)
      * }
      */
-    public static MemorySegment ucp_rkey_buffer_release$address() {
-        return ucx_h.requireAddress(ucp_rkey_buffer_release$.ADDR, "ucp_rkey_buffer_release");
+    public static MemorySegment ucp_memh_buffer_release$address() {
+        return ucx_h.requireAddress(ucp_memh_buffer_release$.ADDR, "ucp_memh_buffer_release");
     }
 
     /**
      * {@snippet lang=c :
-     * void ucp_rkey_buffer_release(void * rkey_buffer)
+     * void ucp_memh_buffer_release(void * buffer, const ucp_memh_buffer_release_params_t * params)
      * }
      */
-    public static void ucp_rkey_buffer_release(MemorySegment rkey_buffer) {
-        var mh$ = ucp_rkey_buffer_release$.HANDLE;
+    public static void ucp_memh_buffer_release(MemorySegment buffer, MemorySegment params) {
+        var mh$ = ucp_memh_buffer_release$.HANDLE;
         try {
-            mh$.invokeExact(rkey_buffer);
+            mh$.invokeExact(buffer, params);
         } catch (Error | RuntimeException ex$) {
             throw ex$;
         } catch (Throwable ex$) {
@@ -4306,67 +5556,6 @@ public class ucx_h extends ucx_h$shared {
         }
     }
 
-    private static class ucp_worker_set_am_handler$ {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
-            ucx_h.C_CHAR,
-            ucx_h.C_POINTER,
-            ucx_h.C_SHORT,
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_INT
-        );
-
-        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_worker_set_am_handler");
-
-        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_worker_set_am_handler", ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * ucs_status_t ucp_worker_set_am_handler(ucp_worker_h worker, uint16_t id, ucp_am_callback_t cb, void * arg, uint32_t flags)
-     * }
-     */
-    public static FunctionDescriptor ucp_worker_set_am_handler$descriptor() {
-        return ucp_worker_set_am_handler$.DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * ucs_status_t ucp_worker_set_am_handler(ucp_worker_h worker, uint16_t id, ucp_am_callback_t cb, void * arg, uint32_t flags)
-     * }
-     */
-    public static MethodHandle ucp_worker_set_am_handler$handle() {
-        return ucp_worker_set_am_handler$.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * ucs_status_t ucp_worker_set_am_handler(ucp_worker_h worker, uint16_t id, ucp_am_callback_t cb, void * arg, uint32_t flags)
-     * }
-     */
-    public static MemorySegment ucp_worker_set_am_handler$address() {
-        return ucx_h.requireAddress(ucp_worker_set_am_handler$.ADDR, "ucp_worker_set_am_handler");
-    }
-
-    /**
-     * {@snippet lang=c :
-     * ucs_status_t ucp_worker_set_am_handler(ucp_worker_h worker, uint16_t id, ucp_am_callback_t cb, void * arg, uint32_t flags)
-     * }
-     */
-    public static byte ucp_worker_set_am_handler(MemorySegment worker, short id, MemorySegment cb, MemorySegment arg, int flags) {
-        var mh$ = ucp_worker_set_am_handler$.HANDLE;
-        try {
-            return (byte) mh$.invokeExact(worker, id, cb, arg, flags);
-        } catch (Error | RuntimeException ex$) {
-            throw ex$;
-        } catch (Throwable ex$) {
-            throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
     private static class ucp_worker_set_am_recv_handler$ {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             ucx_h.C_CHAR,
@@ -4418,69 +5607,6 @@ public class ucx_h extends ucx_h$shared {
         var mh$ = ucp_worker_set_am_recv_handler$.HANDLE;
         try {
             return (byte) mh$.invokeExact(worker, param);
-        } catch (Error | RuntimeException ex$) {
-            throw ex$;
-        } catch (Throwable ex$) {
-            throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
-    private static class ucp_am_send_nb$ {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_SHORT,
-            ucx_h.C_POINTER,
-            ucx_h.C_LONG,
-            ucx_h.C_LONG,
-            ucx_h.C_POINTER,
-            ucx_h.C_INT
-        );
-
-        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_am_send_nb");
-
-        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_am_send_nb", ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_am_send_nb(ucp_ep_h ep, uint16_t id, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_send_callback_t cb, unsigned int flags)
-     * }
-     */
-    public static FunctionDescriptor ucp_am_send_nb$descriptor() {
-        return ucp_am_send_nb$.DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_am_send_nb(ucp_ep_h ep, uint16_t id, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_send_callback_t cb, unsigned int flags)
-     * }
-     */
-    public static MethodHandle ucp_am_send_nb$handle() {
-        return ucp_am_send_nb$.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_am_send_nb(ucp_ep_h ep, uint16_t id, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_send_callback_t cb, unsigned int flags)
-     * }
-     */
-    public static MemorySegment ucp_am_send_nb$address() {
-        return ucx_h.requireAddress(ucp_am_send_nb$.ADDR, "ucp_am_send_nb");
-    }
-
-    /**
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_am_send_nb(ucp_ep_h ep, uint16_t id, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_send_callback_t cb, unsigned int flags)
-     * }
-     */
-    public static MemorySegment ucp_am_send_nb(MemorySegment ep, short id, MemorySegment buffer, long count, long datatype, MemorySegment cb, int flags) {
-        var mh$ = ucp_am_send_nb$.HANDLE;
-        try {
-            return (MemorySegment) mh$.invokeExact(ep, id, buffer, count, datatype, cb, flags);
         } catch (Error | RuntimeException ex$) {
             throw ex$;
         } catch (Throwable ex$) {
@@ -4669,68 +5795,6 @@ public class ucx_h extends ucx_h$shared {
         }
     }
 
-    private static class ucp_stream_send_nb$ {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_LONG,
-            ucx_h.C_LONG,
-            ucx_h.C_POINTER,
-            ucx_h.C_INT
-        );
-
-        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_stream_send_nb");
-
-        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_stream_send_nb", ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_stream_send_nb(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_send_callback_t cb, unsigned int flags)
-     * }
-     */
-    public static FunctionDescriptor ucp_stream_send_nb$descriptor() {
-        return ucp_stream_send_nb$.DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_stream_send_nb(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_send_callback_t cb, unsigned int flags)
-     * }
-     */
-    public static MethodHandle ucp_stream_send_nb$handle() {
-        return ucp_stream_send_nb$.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_stream_send_nb(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_send_callback_t cb, unsigned int flags)
-     * }
-     */
-    public static MemorySegment ucp_stream_send_nb$address() {
-        return ucx_h.requireAddress(ucp_stream_send_nb$.ADDR, "ucp_stream_send_nb");
-    }
-
-    /**
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_stream_send_nb(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_send_callback_t cb, unsigned int flags)
-     * }
-     */
-    public static MemorySegment ucp_stream_send_nb(MemorySegment ep, MemorySegment buffer, long count, long datatype, MemorySegment cb, int flags) {
-        var mh$ = ucp_stream_send_nb$.HANDLE;
-        try {
-            return (MemorySegment) mh$.invokeExact(ep, buffer, count, datatype, cb, flags);
-        } catch (Error | RuntimeException ex$) {
-            throw ex$;
-        } catch (Throwable ex$) {
-            throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
     private static class ucp_stream_send_nbx$ {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             ucx_h.C_POINTER,
@@ -4784,192 +5848,6 @@ public class ucx_h extends ucx_h$shared {
         var mh$ = ucp_stream_send_nbx$.HANDLE;
         try {
             return (MemorySegment) mh$.invokeExact(ep, buffer, count, param);
-        } catch (Error | RuntimeException ex$) {
-            throw ex$;
-        } catch (Throwable ex$) {
-            throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
-    private static class ucp_tag_send_nb$ {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_LONG,
-            ucx_h.C_LONG,
-            ucx_h.C_LONG,
-            ucx_h.C_POINTER
-        );
-
-        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_tag_send_nb");
-
-        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_tag_send_nb", ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_tag_send_nb(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_send_callback_t cb)
-     * }
-     */
-    public static FunctionDescriptor ucp_tag_send_nb$descriptor() {
-        return ucp_tag_send_nb$.DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_tag_send_nb(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_send_callback_t cb)
-     * }
-     */
-    public static MethodHandle ucp_tag_send_nb$handle() {
-        return ucp_tag_send_nb$.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_tag_send_nb(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_send_callback_t cb)
-     * }
-     */
-    public static MemorySegment ucp_tag_send_nb$address() {
-        return ucx_h.requireAddress(ucp_tag_send_nb$.ADDR, "ucp_tag_send_nb");
-    }
-
-    /**
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_tag_send_nb(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_send_callback_t cb)
-     * }
-     */
-    public static MemorySegment ucp_tag_send_nb(MemorySegment ep, MemorySegment buffer, long count, long datatype, long tag, MemorySegment cb) {
-        var mh$ = ucp_tag_send_nb$.HANDLE;
-        try {
-            return (MemorySegment) mh$.invokeExact(ep, buffer, count, datatype, tag, cb);
-        } catch (Error | RuntimeException ex$) {
-            throw ex$;
-        } catch (Throwable ex$) {
-            throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
-    private static class ucp_tag_send_nbr$ {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
-            ucx_h.C_CHAR,
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_LONG,
-            ucx_h.C_LONG,
-            ucx_h.C_LONG,
-            ucx_h.C_POINTER
-        );
-
-        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_tag_send_nbr");
-
-        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_tag_send_nbr", ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * ucs_status_t ucp_tag_send_nbr(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, void * req)
-     * }
-     */
-    public static FunctionDescriptor ucp_tag_send_nbr$descriptor() {
-        return ucp_tag_send_nbr$.DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * ucs_status_t ucp_tag_send_nbr(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, void * req)
-     * }
-     */
-    public static MethodHandle ucp_tag_send_nbr$handle() {
-        return ucp_tag_send_nbr$.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * ucs_status_t ucp_tag_send_nbr(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, void * req)
-     * }
-     */
-    public static MemorySegment ucp_tag_send_nbr$address() {
-        return ucx_h.requireAddress(ucp_tag_send_nbr$.ADDR, "ucp_tag_send_nbr");
-    }
-
-    /**
-     * {@snippet lang=c :
-     * ucs_status_t ucp_tag_send_nbr(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, void * req)
-     * }
-     */
-    public static byte ucp_tag_send_nbr(MemorySegment ep, MemorySegment buffer, long count, long datatype, long tag, MemorySegment req) {
-        var mh$ = ucp_tag_send_nbr$.HANDLE;
-        try {
-            return (byte) mh$.invokeExact(ep, buffer, count, datatype, tag, req);
-        } catch (Error | RuntimeException ex$) {
-            throw ex$;
-        } catch (Throwable ex$) {
-            throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
-    private static class ucp_tag_send_sync_nb$ {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_LONG,
-            ucx_h.C_LONG,
-            ucx_h.C_LONG,
-            ucx_h.C_POINTER
-        );
-
-        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_tag_send_sync_nb");
-
-        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_tag_send_sync_nb", ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_tag_send_sync_nb(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_send_callback_t cb)
-     * }
-     */
-    public static FunctionDescriptor ucp_tag_send_sync_nb$descriptor() {
-        return ucp_tag_send_sync_nb$.DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_tag_send_sync_nb(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_send_callback_t cb)
-     * }
-     */
-    public static MethodHandle ucp_tag_send_sync_nb$handle() {
-        return ucp_tag_send_sync_nb$.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_tag_send_sync_nb(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_send_callback_t cb)
-     * }
-     */
-    public static MemorySegment ucp_tag_send_sync_nb$address() {
-        return ucx_h.requireAddress(ucp_tag_send_sync_nb$.ADDR, "ucp_tag_send_sync_nb");
-    }
-
-    /**
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_tag_send_sync_nb(ucp_ep_h ep, const void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_send_callback_t cb)
-     * }
-     */
-    public static MemorySegment ucp_tag_send_sync_nb(MemorySegment ep, MemorySegment buffer, long count, long datatype, long tag, MemorySegment cb) {
-        var mh$ = ucp_tag_send_sync_nb$.HANDLE;
-        try {
-            return (MemorySegment) mh$.invokeExact(ep, buffer, count, datatype, tag, cb);
         } catch (Error | RuntimeException ex$) {
             throw ex$;
         } catch (Throwable ex$) {
@@ -5099,69 +5977,6 @@ public class ucx_h extends ucx_h$shared {
         }
     }
 
-    private static class ucp_stream_recv_nb$ {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_LONG,
-            ucx_h.C_LONG,
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_INT
-        );
-
-        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_stream_recv_nb");
-
-        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_stream_recv_nb", ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_stream_recv_nb(ucp_ep_h ep, void * buffer, size_t count, ucp_datatype_t datatype, ucp_stream_recv_callback_t cb, size_t * length, unsigned int flags)
-     * }
-     */
-    public static FunctionDescriptor ucp_stream_recv_nb$descriptor() {
-        return ucp_stream_recv_nb$.DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_stream_recv_nb(ucp_ep_h ep, void * buffer, size_t count, ucp_datatype_t datatype, ucp_stream_recv_callback_t cb, size_t * length, unsigned int flags)
-     * }
-     */
-    public static MethodHandle ucp_stream_recv_nb$handle() {
-        return ucp_stream_recv_nb$.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_stream_recv_nb(ucp_ep_h ep, void * buffer, size_t count, ucp_datatype_t datatype, ucp_stream_recv_callback_t cb, size_t * length, unsigned int flags)
-     * }
-     */
-    public static MemorySegment ucp_stream_recv_nb$address() {
-        return ucx_h.requireAddress(ucp_stream_recv_nb$.ADDR, "ucp_stream_recv_nb");
-    }
-
-    /**
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_stream_recv_nb(ucp_ep_h ep, void * buffer, size_t count, ucp_datatype_t datatype, ucp_stream_recv_callback_t cb, size_t * length, unsigned int flags)
-     * }
-     */
-    public static MemorySegment ucp_stream_recv_nb(MemorySegment ep, MemorySegment buffer, long count, long datatype, MemorySegment cb, MemorySegment length, int flags) {
-        var mh$ = ucp_stream_recv_nb$.HANDLE;
-        try {
-            return (MemorySegment) mh$.invokeExact(ep, buffer, count, datatype, cb, length, flags);
-        } catch (Error | RuntimeException ex$) {
-            throw ex$;
-        } catch (Throwable ex$) {
-            throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
     private static class ucp_stream_recv_nbx$ {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             ucx_h.C_POINTER,
@@ -5274,132 +6089,6 @@ public class ucx_h extends ucx_h$shared {
         var mh$ = ucp_stream_recv_data_nb$.HANDLE;
         try {
             return (MemorySegment) mh$.invokeExact(ep, length);
-        } catch (Error | RuntimeException ex$) {
-            throw ex$;
-        } catch (Throwable ex$) {
-            throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
-    private static class ucp_tag_recv_nb$ {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_LONG,
-            ucx_h.C_LONG,
-            ucx_h.C_LONG,
-            ucx_h.C_LONG,
-            ucx_h.C_POINTER
-        );
-
-        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_tag_recv_nb");
-
-        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_tag_recv_nb", ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_tag_recv_nb(ucp_worker_h worker, void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_tag_t tag_mask, ucp_tag_recv_callback_t cb)
-     * }
-     */
-    public static FunctionDescriptor ucp_tag_recv_nb$descriptor() {
-        return ucp_tag_recv_nb$.DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_tag_recv_nb(ucp_worker_h worker, void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_tag_t tag_mask, ucp_tag_recv_callback_t cb)
-     * }
-     */
-    public static MethodHandle ucp_tag_recv_nb$handle() {
-        return ucp_tag_recv_nb$.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_tag_recv_nb(ucp_worker_h worker, void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_tag_t tag_mask, ucp_tag_recv_callback_t cb)
-     * }
-     */
-    public static MemorySegment ucp_tag_recv_nb$address() {
-        return ucx_h.requireAddress(ucp_tag_recv_nb$.ADDR, "ucp_tag_recv_nb");
-    }
-
-    /**
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_tag_recv_nb(ucp_worker_h worker, void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_tag_t tag_mask, ucp_tag_recv_callback_t cb)
-     * }
-     */
-    public static MemorySegment ucp_tag_recv_nb(MemorySegment worker, MemorySegment buffer, long count, long datatype, long tag, long tag_mask, MemorySegment cb) {
-        var mh$ = ucp_tag_recv_nb$.HANDLE;
-        try {
-            return (MemorySegment) mh$.invokeExact(worker, buffer, count, datatype, tag, tag_mask, cb);
-        } catch (Error | RuntimeException ex$) {
-            throw ex$;
-        } catch (Throwable ex$) {
-            throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
-    private static class ucp_tag_recv_nbr$ {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
-            ucx_h.C_CHAR,
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_LONG,
-            ucx_h.C_LONG,
-            ucx_h.C_LONG,
-            ucx_h.C_LONG,
-            ucx_h.C_POINTER
-        );
-
-        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_tag_recv_nbr");
-
-        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_tag_recv_nbr", ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * ucs_status_t ucp_tag_recv_nbr(ucp_worker_h worker, void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_tag_t tag_mask, void * req)
-     * }
-     */
-    public static FunctionDescriptor ucp_tag_recv_nbr$descriptor() {
-        return ucp_tag_recv_nbr$.DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * ucs_status_t ucp_tag_recv_nbr(ucp_worker_h worker, void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_tag_t tag_mask, void * req)
-     * }
-     */
-    public static MethodHandle ucp_tag_recv_nbr$handle() {
-        return ucp_tag_recv_nbr$.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * ucs_status_t ucp_tag_recv_nbr(ucp_worker_h worker, void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_tag_t tag_mask, void * req)
-     * }
-     */
-    public static MemorySegment ucp_tag_recv_nbr$address() {
-        return ucx_h.requireAddress(ucp_tag_recv_nbr$.ADDR, "ucp_tag_recv_nbr");
-    }
-
-    /**
-     * {@snippet lang=c :
-     * ucs_status_t ucp_tag_recv_nbr(ucp_worker_h worker, void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_t tag, ucp_tag_t tag_mask, void * req)
-     * }
-     */
-    public static byte ucp_tag_recv_nbr(MemorySegment worker, MemorySegment buffer, long count, long datatype, long tag, long tag_mask, MemorySegment req) {
-        var mh$ = ucp_tag_recv_nbr$.HANDLE;
-        try {
-            return (byte) mh$.invokeExact(worker, buffer, count, datatype, tag, tag_mask, req);
         } catch (Error | RuntimeException ex$) {
             throw ex$;
         } catch (Throwable ex$) {
@@ -5530,68 +6219,6 @@ public class ucx_h extends ucx_h$shared {
         }
     }
 
-    private static class ucp_tag_msg_recv_nb$ {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_LONG,
-            ucx_h.C_LONG,
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER
-        );
-
-        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_tag_msg_recv_nb");
-
-        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_tag_msg_recv_nb", ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_tag_msg_recv_nb(ucp_worker_h worker, void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_message_h message, ucp_tag_recv_callback_t cb)
-     * }
-     */
-    public static FunctionDescriptor ucp_tag_msg_recv_nb$descriptor() {
-        return ucp_tag_msg_recv_nb$.DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_tag_msg_recv_nb(ucp_worker_h worker, void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_message_h message, ucp_tag_recv_callback_t cb)
-     * }
-     */
-    public static MethodHandle ucp_tag_msg_recv_nb$handle() {
-        return ucp_tag_msg_recv_nb$.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_tag_msg_recv_nb(ucp_worker_h worker, void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_message_h message, ucp_tag_recv_callback_t cb)
-     * }
-     */
-    public static MemorySegment ucp_tag_msg_recv_nb$address() {
-        return ucx_h.requireAddress(ucp_tag_msg_recv_nb$.ADDR, "ucp_tag_msg_recv_nb");
-    }
-
-    /**
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_tag_msg_recv_nb(ucp_worker_h worker, void * buffer, size_t count, ucp_datatype_t datatype, ucp_tag_message_h message, ucp_tag_recv_callback_t cb)
-     * }
-     */
-    public static MemorySegment ucp_tag_msg_recv_nb(MemorySegment worker, MemorySegment buffer, long count, long datatype, MemorySegment message, MemorySegment cb) {
-        var mh$ = ucp_tag_msg_recv_nb$.HANDLE;
-        try {
-            return (MemorySegment) mh$.invokeExact(worker, buffer, count, datatype, message, cb);
-        } catch (Error | RuntimeException ex$) {
-            throw ex$;
-        } catch (Throwable ex$) {
-            throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
     private static class ucp_tag_msg_recv_nbx$ {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             ucx_h.C_POINTER,
@@ -5646,129 +6273,6 @@ public class ucx_h extends ucx_h$shared {
         var mh$ = ucp_tag_msg_recv_nbx$.HANDLE;
         try {
             return (MemorySegment) mh$.invokeExact(worker, buffer, count, message, param);
-        } catch (Error | RuntimeException ex$) {
-            throw ex$;
-        } catch (Throwable ex$) {
-            throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
-    private static class ucp_put_nbi$ {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
-            ucx_h.C_CHAR,
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_LONG,
-            ucx_h.C_LONG,
-            ucx_h.C_POINTER
-        );
-
-        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_put_nbi");
-
-        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_put_nbi", ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * ucs_status_t ucp_put_nbi(ucp_ep_h ep, const void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey)
-     * }
-     */
-    public static FunctionDescriptor ucp_put_nbi$descriptor() {
-        return ucp_put_nbi$.DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * ucs_status_t ucp_put_nbi(ucp_ep_h ep, const void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey)
-     * }
-     */
-    public static MethodHandle ucp_put_nbi$handle() {
-        return ucp_put_nbi$.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * ucs_status_t ucp_put_nbi(ucp_ep_h ep, const void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey)
-     * }
-     */
-    public static MemorySegment ucp_put_nbi$address() {
-        return ucx_h.requireAddress(ucp_put_nbi$.ADDR, "ucp_put_nbi");
-    }
-
-    /**
-     * {@snippet lang=c :
-     * ucs_status_t ucp_put_nbi(ucp_ep_h ep, const void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey)
-     * }
-     */
-    public static byte ucp_put_nbi(MemorySegment ep, MemorySegment buffer, long length, long remote_addr, MemorySegment rkey) {
-        var mh$ = ucp_put_nbi$.HANDLE;
-        try {
-            return (byte) mh$.invokeExact(ep, buffer, length, remote_addr, rkey);
-        } catch (Error | RuntimeException ex$) {
-            throw ex$;
-        } catch (Throwable ex$) {
-            throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
-    private static class ucp_put_nb$ {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_LONG,
-            ucx_h.C_LONG,
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER
-        );
-
-        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_put_nb");
-
-        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_put_nb", ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_put_nb(ucp_ep_h ep, const void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey, ucp_send_callback_t cb)
-     * }
-     */
-    public static FunctionDescriptor ucp_put_nb$descriptor() {
-        return ucp_put_nb$.DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_put_nb(ucp_ep_h ep, const void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey, ucp_send_callback_t cb)
-     * }
-     */
-    public static MethodHandle ucp_put_nb$handle() {
-        return ucp_put_nb$.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_put_nb(ucp_ep_h ep, const void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey, ucp_send_callback_t cb)
-     * }
-     */
-    public static MemorySegment ucp_put_nb$address() {
-        return ucx_h.requireAddress(ucp_put_nb$.ADDR, "ucp_put_nb");
-    }
-
-    /**
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_put_nb(ucp_ep_h ep, const void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey, ucp_send_callback_t cb)
-     * }
-     */
-    public static MemorySegment ucp_put_nb(MemorySegment ep, MemorySegment buffer, long length, long remote_addr, MemorySegment rkey, MemorySegment cb) {
-        var mh$ = ucp_put_nb$.HANDLE;
-        try {
-            return (MemorySegment) mh$.invokeExact(ep, buffer, length, remote_addr, rkey, cb);
         } catch (Error | RuntimeException ex$) {
             throw ex$;
         } catch (Throwable ex$) {
@@ -5838,129 +6342,6 @@ public class ucx_h extends ucx_h$shared {
         }
     }
 
-    private static class ucp_get_nbi$ {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
-            ucx_h.C_CHAR,
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_LONG,
-            ucx_h.C_LONG,
-            ucx_h.C_POINTER
-        );
-
-        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_get_nbi");
-
-        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_get_nbi", ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * ucs_status_t ucp_get_nbi(ucp_ep_h ep, void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey)
-     * }
-     */
-    public static FunctionDescriptor ucp_get_nbi$descriptor() {
-        return ucp_get_nbi$.DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * ucs_status_t ucp_get_nbi(ucp_ep_h ep, void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey)
-     * }
-     */
-    public static MethodHandle ucp_get_nbi$handle() {
-        return ucp_get_nbi$.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * ucs_status_t ucp_get_nbi(ucp_ep_h ep, void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey)
-     * }
-     */
-    public static MemorySegment ucp_get_nbi$address() {
-        return ucx_h.requireAddress(ucp_get_nbi$.ADDR, "ucp_get_nbi");
-    }
-
-    /**
-     * {@snippet lang=c :
-     * ucs_status_t ucp_get_nbi(ucp_ep_h ep, void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey)
-     * }
-     */
-    public static byte ucp_get_nbi(MemorySegment ep, MemorySegment buffer, long length, long remote_addr, MemorySegment rkey) {
-        var mh$ = ucp_get_nbi$.HANDLE;
-        try {
-            return (byte) mh$.invokeExact(ep, buffer, length, remote_addr, rkey);
-        } catch (Error | RuntimeException ex$) {
-            throw ex$;
-        } catch (Throwable ex$) {
-            throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
-    private static class ucp_get_nb$ {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_LONG,
-            ucx_h.C_LONG,
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER
-        );
-
-        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_get_nb");
-
-        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_get_nb", ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_get_nb(ucp_ep_h ep, void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey, ucp_send_callback_t cb)
-     * }
-     */
-    public static FunctionDescriptor ucp_get_nb$descriptor() {
-        return ucp_get_nb$.DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_get_nb(ucp_ep_h ep, void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey, ucp_send_callback_t cb)
-     * }
-     */
-    public static MethodHandle ucp_get_nb$handle() {
-        return ucp_get_nb$.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_get_nb(ucp_ep_h ep, void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey, ucp_send_callback_t cb)
-     * }
-     */
-    public static MemorySegment ucp_get_nb$address() {
-        return ucx_h.requireAddress(ucp_get_nb$.ADDR, "ucp_get_nb");
-    }
-
-    /**
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_get_nb(ucp_ep_h ep, void * buffer, size_t length, uint64_t remote_addr, ucp_rkey_h rkey, ucp_send_callback_t cb)
-     * }
-     */
-    public static MemorySegment ucp_get_nb(MemorySegment ep, MemorySegment buffer, long length, long remote_addr, MemorySegment rkey, MemorySegment cb) {
-        var mh$ = ucp_get_nb$.HANDLE;
-        try {
-            return (MemorySegment) mh$.invokeExact(ep, buffer, length, remote_addr, rkey, cb);
-        } catch (Error | RuntimeException ex$) {
-            throw ex$;
-        } catch (Throwable ex$) {
-            throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
     private static class ucp_get_nbx$ {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             ucx_h.C_POINTER,
@@ -6016,132 +6397,6 @@ public class ucx_h extends ucx_h$shared {
         var mh$ = ucp_get_nbx$.HANDLE;
         try {
             return (MemorySegment) mh$.invokeExact(ep, buffer, count, remote_addr, rkey, param);
-        } catch (Error | RuntimeException ex$) {
-            throw ex$;
-        } catch (Throwable ex$) {
-            throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
-    private static class ucp_atomic_post$ {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
-            ucx_h.C_CHAR,
-            ucx_h.C_POINTER,
-            ucx_h.C_INT,
-            ucx_h.C_LONG,
-            ucx_h.C_LONG,
-            ucx_h.C_LONG,
-            ucx_h.C_POINTER
-        );
-
-        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_atomic_post");
-
-        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_atomic_post", ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * ucs_status_t ucp_atomic_post(ucp_ep_h ep, ucp_atomic_post_op_t opcode, uint64_t value, size_t op_size, uint64_t remote_addr, ucp_rkey_h rkey)
-     * }
-     */
-    public static FunctionDescriptor ucp_atomic_post$descriptor() {
-        return ucp_atomic_post$.DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * ucs_status_t ucp_atomic_post(ucp_ep_h ep, ucp_atomic_post_op_t opcode, uint64_t value, size_t op_size, uint64_t remote_addr, ucp_rkey_h rkey)
-     * }
-     */
-    public static MethodHandle ucp_atomic_post$handle() {
-        return ucp_atomic_post$.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * ucs_status_t ucp_atomic_post(ucp_ep_h ep, ucp_atomic_post_op_t opcode, uint64_t value, size_t op_size, uint64_t remote_addr, ucp_rkey_h rkey)
-     * }
-     */
-    public static MemorySegment ucp_atomic_post$address() {
-        return ucx_h.requireAddress(ucp_atomic_post$.ADDR, "ucp_atomic_post");
-    }
-
-    /**
-     * {@snippet lang=c :
-     * ucs_status_t ucp_atomic_post(ucp_ep_h ep, ucp_atomic_post_op_t opcode, uint64_t value, size_t op_size, uint64_t remote_addr, ucp_rkey_h rkey)
-     * }
-     */
-    public static byte ucp_atomic_post(MemorySegment ep, int opcode, long value, long op_size, long remote_addr, MemorySegment rkey) {
-        var mh$ = ucp_atomic_post$.HANDLE;
-        try {
-            return (byte) mh$.invokeExact(ep, opcode, value, op_size, remote_addr, rkey);
-        } catch (Error | RuntimeException ex$) {
-            throw ex$;
-        } catch (Throwable ex$) {
-            throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
-    private static class ucp_atomic_fetch_nb$ {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_INT,
-            ucx_h.C_LONG,
-            ucx_h.C_POINTER,
-            ucx_h.C_LONG,
-            ucx_h.C_LONG,
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER
-        );
-
-        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_atomic_fetch_nb");
-
-        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_atomic_fetch_nb", ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_atomic_fetch_nb(ucp_ep_h ep, ucp_atomic_fetch_op_t opcode, uint64_t value, void * result, size_t op_size, uint64_t remote_addr, ucp_rkey_h rkey, ucp_send_callback_t cb)
-     * }
-     */
-    public static FunctionDescriptor ucp_atomic_fetch_nb$descriptor() {
-        return ucp_atomic_fetch_nb$.DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_atomic_fetch_nb(ucp_ep_h ep, ucp_atomic_fetch_op_t opcode, uint64_t value, void * result, size_t op_size, uint64_t remote_addr, ucp_rkey_h rkey, ucp_send_callback_t cb)
-     * }
-     */
-    public static MethodHandle ucp_atomic_fetch_nb$handle() {
-        return ucp_atomic_fetch_nb$.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_atomic_fetch_nb(ucp_ep_h ep, ucp_atomic_fetch_op_t opcode, uint64_t value, void * result, size_t op_size, uint64_t remote_addr, ucp_rkey_h rkey, ucp_send_callback_t cb)
-     * }
-     */
-    public static MemorySegment ucp_atomic_fetch_nb$address() {
-        return ucx_h.requireAddress(ucp_atomic_fetch_nb$.ADDR, "ucp_atomic_fetch_nb");
-    }
-
-    /**
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_atomic_fetch_nb(ucp_ep_h ep, ucp_atomic_fetch_op_t opcode, uint64_t value, void * result, size_t op_size, uint64_t remote_addr, ucp_rkey_h rkey, ucp_send_callback_t cb)
-     * }
-     */
-    public static MemorySegment ucp_atomic_fetch_nb(MemorySegment ep, int opcode, long value, MemorySegment result, long op_size, long remote_addr, MemorySegment rkey, MemorySegment cb) {
-        var mh$ = ucp_atomic_fetch_nb$.HANDLE;
-        try {
-            return (MemorySegment) mh$.invokeExact(ep, opcode, value, result, op_size, remote_addr, rkey, cb);
         } catch (Error | RuntimeException ex$) {
             throw ex$;
         } catch (Throwable ex$) {
@@ -6727,6 +6982,64 @@ public class ucx_h extends ucx_h$shared {
         }
     }
 
+    private static class ucp_dt_query$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_CHAR,
+            ucx_h.C_LONG,
+            ucx_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_dt_query");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_dt_query", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_dt_query(ucp_datatype_t datatype, ucp_datatype_attr_t * attr)
+     * }
+     */
+    public static FunctionDescriptor ucp_dt_query$descriptor() {
+        return ucp_dt_query$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_dt_query(ucp_datatype_t datatype, ucp_datatype_attr_t * attr)
+     * }
+     */
+    public static MethodHandle ucp_dt_query$handle() {
+        return ucp_dt_query$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_status_t ucp_dt_query(ucp_datatype_t datatype, ucp_datatype_attr_t * attr)
+     * }
+     */
+    public static MemorySegment ucp_dt_query$address() {
+        return ucx_h.requireAddress(ucp_dt_query$.ADDR, "ucp_dt_query");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_status_t ucp_dt_query(ucp_datatype_t datatype, ucp_datatype_attr_t * attr)
+     * }
+     */
+    public static byte ucp_dt_query(long datatype, MemorySegment attr) {
+        var mh$ = ucp_dt_query$.HANDLE;
+        try {
+            return (byte) mh$.invokeExact(datatype, attr);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static class ucp_worker_fence$ {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             ucx_h.C_CHAR,
@@ -6777,65 +7090,6 @@ public class ucx_h extends ucx_h$shared {
         var mh$ = ucp_worker_fence$.HANDLE;
         try {
             return (byte) mh$.invokeExact(worker);
-        } catch (Error | RuntimeException ex$) {
-            throw ex$;
-        } catch (Throwable ex$) {
-            throw new AssertionError("should not reach here", ex$);
-        }
-    }
-
-    private static class ucp_worker_flush_nb$ {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
-            ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_INT,
-            ucx_h.C_POINTER
-        );
-
-        public static final MemorySegment ADDR = ucx_h.findOrNull("ucp_worker_flush_nb");
-
-        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucp_worker_flush_nb", ADDR, DESC);
-    }
-
-    /**
-     * Function descriptor for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_worker_flush_nb(ucp_worker_h worker, unsigned int flags, ucp_send_callback_t cb)
-     * }
-     */
-    public static FunctionDescriptor ucp_worker_flush_nb$descriptor() {
-        return ucp_worker_flush_nb$.DESC;
-    }
-
-    /**
-     * Downcall method handle for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_worker_flush_nb(ucp_worker_h worker, unsigned int flags, ucp_send_callback_t cb)
-     * }
-     */
-    public static MethodHandle ucp_worker_flush_nb$handle() {
-        return ucp_worker_flush_nb$.HANDLE;
-    }
-
-    /**
-     * Address for:
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_worker_flush_nb(ucp_worker_h worker, unsigned int flags, ucp_send_callback_t cb)
-     * }
-     */
-    public static MemorySegment ucp_worker_flush_nb$address() {
-        return ucx_h.requireAddress(ucp_worker_flush_nb$.ADDR, "ucp_worker_flush_nb");
-    }
-
-    /**
-     * {@snippet lang=c :
-     * ucs_status_ptr_t ucp_worker_flush_nb(ucp_worker_h worker, unsigned int flags, ucp_send_callback_t cb)
-     * }
-     */
-    public static MemorySegment ucp_worker_flush_nb(MemorySegment worker, int flags, MemorySegment cb) {
-        var mh$ = ucp_worker_flush_nb$.HANDLE;
-        try {
-            return (MemorySegment) mh$.invokeExact(worker, flags, cb);
         } catch (Error | RuntimeException ex$) {
             throw ex$;
         } catch (Throwable ex$) {
@@ -6952,6 +7206,120 @@ public class ucx_h extends ucx_h$shared {
         var mh$ = ucp_ep_query$.HANDLE;
         try {
             return (byte) mh$.invokeExact(ep, attr);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucs_debug_disable_signal$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.ofVoid(
+            ucx_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucs_debug_disable_signal");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucs_debug_disable_signal", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * void ucs_debug_disable_signal(int signum)
+     * }
+     */
+    public static FunctionDescriptor ucs_debug_disable_signal$descriptor() {
+        return ucs_debug_disable_signal$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * void ucs_debug_disable_signal(int signum)
+     * }
+     */
+    public static MethodHandle ucs_debug_disable_signal$handle() {
+        return ucs_debug_disable_signal$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * void ucs_debug_disable_signal(int signum)
+     * }
+     */
+    public static MemorySegment ucs_debug_disable_signal$address() {
+        return ucx_h.requireAddress(ucs_debug_disable_signal$.ADDR, "ucs_debug_disable_signal");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * void ucs_debug_disable_signal(int signum)
+     * }
+     */
+    public static void ucs_debug_disable_signal(int signum) {
+        var mh$ = ucs_debug_disable_signal$.HANDLE;
+        try {
+            mh$.invokeExact(signum);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucs_debug_asan_validate_address$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.ofVoid(
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_LONG
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucs_debug_asan_validate_address");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucs_debug_asan_validate_address", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * void ucs_debug_asan_validate_address(const char * ptr_name, void * address, size_t size)
+     * }
+     */
+    public static FunctionDescriptor ucs_debug_asan_validate_address$descriptor() {
+        return ucs_debug_asan_validate_address$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * void ucs_debug_asan_validate_address(const char * ptr_name, void * address, size_t size)
+     * }
+     */
+    public static MethodHandle ucs_debug_asan_validate_address$handle() {
+        return ucs_debug_asan_validate_address$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * void ucs_debug_asan_validate_address(const char * ptr_name, void * address, size_t size)
+     * }
+     */
+    public static MemorySegment ucs_debug_asan_validate_address$address() {
+        return ucx_h.requireAddress(ucs_debug_asan_validate_address$.ADDR, "ucs_debug_asan_validate_address");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * void ucs_debug_asan_validate_address(const char * ptr_name, void * address, size_t size)
+     * }
+     */
+    public static void ucs_debug_asan_validate_address(MemorySegment ptr_name, MemorySegment address, long size) {
+        var mh$ = ucs_debug_asan_validate_address$.HANDLE;
+        try {
+            mh$.invokeExact(ptr_name, address, size);
         } catch (Error | RuntimeException ex$) {
             throw ex$;
         } catch (Throwable ex$) {
@@ -7077,8 +7445,7 @@ public class ucx_h extends ucx_h$shared {
             ucx_h.C_INT,
             ucx_h.C_POINTER,
             ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_INT
+            ucx_h.C_POINTER
         );
 
         public static final MemorySegment ADDR = ucx_h.findOrNull("ucs_callbackq_add");
@@ -7089,7 +7456,7 @@ public class ucx_h extends ucx_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int ucs_callbackq_add(ucs_callbackq_t * cbq, ucs_callback_t cb, void * arg, unsigned int flags)
+     * int ucs_callbackq_add(ucs_callbackq_t * cbq, ucs_callback_t cb, void * arg)
      * }
      */
     public static FunctionDescriptor ucs_callbackq_add$descriptor() {
@@ -7099,7 +7466,7 @@ public class ucx_h extends ucx_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int ucs_callbackq_add(ucs_callbackq_t * cbq, ucs_callback_t cb, void * arg, unsigned int flags)
+     * int ucs_callbackq_add(ucs_callbackq_t * cbq, ucs_callback_t cb, void * arg)
      * }
      */
     public static MethodHandle ucs_callbackq_add$handle() {
@@ -7109,7 +7476,7 @@ public class ucx_h extends ucx_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int ucs_callbackq_add(ucs_callbackq_t * cbq, ucs_callback_t cb, void * arg, unsigned int flags)
+     * int ucs_callbackq_add(ucs_callbackq_t * cbq, ucs_callback_t cb, void * arg)
      * }
      */
     public static MemorySegment ucs_callbackq_add$address() {
@@ -7118,13 +7485,13 @@ public class ucx_h extends ucx_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int ucs_callbackq_add(ucs_callbackq_t * cbq, ucs_callback_t cb, void * arg, unsigned int flags)
+     * int ucs_callbackq_add(ucs_callbackq_t * cbq, ucs_callback_t cb, void * arg)
      * }
      */
-    public static int ucs_callbackq_add(MemorySegment cbq, MemorySegment cb, MemorySegment arg, int flags) {
+    public static int ucs_callbackq_add(MemorySegment cbq, MemorySegment cb, MemorySegment arg) {
         var mh$ = ucs_callbackq_add$.HANDLE;
         try {
-            return (int) mh$.invokeExact(cbq, cb, arg, flags);
+            return (int) mh$.invokeExact(cbq, cb, arg);
         } catch (Error | RuntimeException ex$) {
             throw ex$;
         } catch (Throwable ex$) {
@@ -7133,7 +7500,8 @@ public class ucx_h extends ucx_h$shared {
     }
 
     private static class ucs_callbackq_remove$ {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.ofVoid(
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_POINTER,
             ucx_h.C_POINTER,
             ucx_h.C_INT
         );
@@ -7146,7 +7514,7 @@ public class ucx_h extends ucx_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * void ucs_callbackq_remove(ucs_callbackq_t * cbq, int id)
+     * void * ucs_callbackq_remove(ucs_callbackq_t * cbq, int id)
      * }
      */
     public static FunctionDescriptor ucs_callbackq_remove$descriptor() {
@@ -7156,7 +7524,7 @@ public class ucx_h extends ucx_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * void ucs_callbackq_remove(ucs_callbackq_t * cbq, int id)
+     * void * ucs_callbackq_remove(ucs_callbackq_t * cbq, int id)
      * }
      */
     public static MethodHandle ucs_callbackq_remove$handle() {
@@ -7166,7 +7534,7 @@ public class ucx_h extends ucx_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * void ucs_callbackq_remove(ucs_callbackq_t * cbq, int id)
+     * void * ucs_callbackq_remove(ucs_callbackq_t * cbq, int id)
      * }
      */
     public static MemorySegment ucs_callbackq_remove$address() {
@@ -7175,13 +7543,13 @@ public class ucx_h extends ucx_h$shared {
 
     /**
      * {@snippet lang=c :
-     * void ucs_callbackq_remove(ucs_callbackq_t * cbq, int id)
+     * void * ucs_callbackq_remove(ucs_callbackq_t * cbq, int id)
      * }
      */
-    public static void ucs_callbackq_remove(MemorySegment cbq, int id) {
+    public static MemorySegment ucs_callbackq_remove(MemorySegment cbq, int id) {
         var mh$ = ucs_callbackq_remove$.HANDLE;
         try {
-            mh$.invokeExact(cbq, id);
+            return (MemorySegment) mh$.invokeExact(cbq, id);
         } catch (Error | RuntimeException ex$) {
             throw ex$;
         } catch (Throwable ex$) {
@@ -7194,8 +7562,7 @@ public class ucx_h extends ucx_h$shared {
             ucx_h.C_INT,
             ucx_h.C_POINTER,
             ucx_h.C_POINTER,
-            ucx_h.C_POINTER,
-            ucx_h.C_INT
+            ucx_h.C_POINTER
         );
 
         public static final MemorySegment ADDR = ucx_h.findOrNull("ucs_callbackq_add_safe");
@@ -7206,7 +7573,7 @@ public class ucx_h extends ucx_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * int ucs_callbackq_add_safe(ucs_callbackq_t * cbq, ucs_callback_t cb, void * arg, unsigned int flags)
+     * int ucs_callbackq_add_safe(ucs_callbackq_t * cbq, ucs_callback_t cb, void * arg)
      * }
      */
     public static FunctionDescriptor ucs_callbackq_add_safe$descriptor() {
@@ -7216,7 +7583,7 @@ public class ucx_h extends ucx_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * int ucs_callbackq_add_safe(ucs_callbackq_t * cbq, ucs_callback_t cb, void * arg, unsigned int flags)
+     * int ucs_callbackq_add_safe(ucs_callbackq_t * cbq, ucs_callback_t cb, void * arg)
      * }
      */
     public static MethodHandle ucs_callbackq_add_safe$handle() {
@@ -7226,7 +7593,7 @@ public class ucx_h extends ucx_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * int ucs_callbackq_add_safe(ucs_callbackq_t * cbq, ucs_callback_t cb, void * arg, unsigned int flags)
+     * int ucs_callbackq_add_safe(ucs_callbackq_t * cbq, ucs_callback_t cb, void * arg)
      * }
      */
     public static MemorySegment ucs_callbackq_add_safe$address() {
@@ -7235,13 +7602,13 @@ public class ucx_h extends ucx_h$shared {
 
     /**
      * {@snippet lang=c :
-     * int ucs_callbackq_add_safe(ucs_callbackq_t * cbq, ucs_callback_t cb, void * arg, unsigned int flags)
+     * int ucs_callbackq_add_safe(ucs_callbackq_t * cbq, ucs_callback_t cb, void * arg)
      * }
      */
-    public static int ucs_callbackq_add_safe(MemorySegment cbq, MemorySegment cb, MemorySegment arg, int flags) {
+    public static int ucs_callbackq_add_safe(MemorySegment cbq, MemorySegment cb, MemorySegment arg) {
         var mh$ = ucs_callbackq_add_safe$.HANDLE;
         try {
-            return (int) mh$.invokeExact(cbq, cb, arg, flags);
+            return (int) mh$.invokeExact(cbq, cb, arg);
         } catch (Error | RuntimeException ex$) {
             throw ex$;
         } catch (Throwable ex$) {
@@ -7250,7 +7617,8 @@ public class ucx_h extends ucx_h$shared {
     }
 
     private static class ucs_callbackq_remove_safe$ {
-        public static final FunctionDescriptor DESC = FunctionDescriptor.ofVoid(
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_POINTER,
             ucx_h.C_POINTER,
             ucx_h.C_INT
         );
@@ -7263,7 +7631,7 @@ public class ucx_h extends ucx_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * void ucs_callbackq_remove_safe(ucs_callbackq_t * cbq, int id)
+     * void * ucs_callbackq_remove_safe(ucs_callbackq_t * cbq, int id)
      * }
      */
     public static FunctionDescriptor ucs_callbackq_remove_safe$descriptor() {
@@ -7273,7 +7641,7 @@ public class ucx_h extends ucx_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * void ucs_callbackq_remove_safe(ucs_callbackq_t * cbq, int id)
+     * void * ucs_callbackq_remove_safe(ucs_callbackq_t * cbq, int id)
      * }
      */
     public static MethodHandle ucs_callbackq_remove_safe$handle() {
@@ -7283,7 +7651,7 @@ public class ucx_h extends ucx_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * void ucs_callbackq_remove_safe(ucs_callbackq_t * cbq, int id)
+     * void * ucs_callbackq_remove_safe(ucs_callbackq_t * cbq, int id)
      * }
      */
     public static MemorySegment ucs_callbackq_remove_safe$address() {
@@ -7292,13 +7660,13 @@ public class ucx_h extends ucx_h$shared {
 
     /**
      * {@snippet lang=c :
-     * void ucs_callbackq_remove_safe(ucs_callbackq_t * cbq, int id)
+     * void * ucs_callbackq_remove_safe(ucs_callbackq_t * cbq, int id)
      * }
      */
-    public static void ucs_callbackq_remove_safe(MemorySegment cbq, int id) {
+    public static MemorySegment ucs_callbackq_remove_safe(MemorySegment cbq, int id) {
         var mh$ = ucs_callbackq_remove_safe$.HANDLE;
         try {
-            mh$.invokeExact(cbq, id);
+            return (MemorySegment) mh$.invokeExact(cbq, id);
         } catch (Error | RuntimeException ex$) {
             throw ex$;
         } catch (Throwable ex$) {
@@ -7306,57 +7674,117 @@ public class ucx_h extends ucx_h$shared {
         }
     }
 
-    private static class ucs_callbackq_remove_if$ {
+    private static class ucs_callbackq_add_oneshot$ {
         public static final FunctionDescriptor DESC = FunctionDescriptor.ofVoid(
+            ucx_h.C_POINTER,
             ucx_h.C_POINTER,
             ucx_h.C_POINTER,
             ucx_h.C_POINTER
         );
 
-        public static final MemorySegment ADDR = ucx_h.findOrNull("ucs_callbackq_remove_if");
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucs_callbackq_add_oneshot");
 
-        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucs_callbackq_remove_if", ADDR, DESC);
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucs_callbackq_add_oneshot", ADDR, DESC);
     }
 
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * void ucs_callbackq_remove_if(ucs_callbackq_t * cbq, ucs_callbackq_predicate_t pred, void * arg)
+     * void ucs_callbackq_add_oneshot(ucs_callbackq_t * cbq, ucs_callbackq_key_t key, ucs_callback_t cb, void * arg)
      * }
      */
-    public static FunctionDescriptor ucs_callbackq_remove_if$descriptor() {
-        return ucs_callbackq_remove_if$.DESC;
+    public static FunctionDescriptor ucs_callbackq_add_oneshot$descriptor() {
+        return ucs_callbackq_add_oneshot$.DESC;
     }
 
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * void ucs_callbackq_remove_if(ucs_callbackq_t * cbq, ucs_callbackq_predicate_t pred, void * arg)
+     * void ucs_callbackq_add_oneshot(ucs_callbackq_t * cbq, ucs_callbackq_key_t key, ucs_callback_t cb, void * arg)
      * }
      */
-    public static MethodHandle ucs_callbackq_remove_if$handle() {
-        return ucs_callbackq_remove_if$.HANDLE;
+    public static MethodHandle ucs_callbackq_add_oneshot$handle() {
+        return ucs_callbackq_add_oneshot$.HANDLE;
     }
 
     /**
      * Address for:
      * {@snippet lang=c :
-     * void ucs_callbackq_remove_if(ucs_callbackq_t * cbq, ucs_callbackq_predicate_t pred, void * arg)
+     * void ucs_callbackq_add_oneshot(ucs_callbackq_t * cbq, ucs_callbackq_key_t key, ucs_callback_t cb, void * arg)
      * }
      */
-    public static MemorySegment ucs_callbackq_remove_if$address() {
-        return ucx_h.requireAddress(ucs_callbackq_remove_if$.ADDR, "ucs_callbackq_remove_if");
+    public static MemorySegment ucs_callbackq_add_oneshot$address() {
+        return ucx_h.requireAddress(ucs_callbackq_add_oneshot$.ADDR, "ucs_callbackq_add_oneshot");
     }
 
     /**
      * {@snippet lang=c :
-     * void ucs_callbackq_remove_if(ucs_callbackq_t * cbq, ucs_callbackq_predicate_t pred, void * arg)
+     * void ucs_callbackq_add_oneshot(ucs_callbackq_t * cbq, ucs_callbackq_key_t key, ucs_callback_t cb, void * arg)
      * }
      */
-    public static void ucs_callbackq_remove_if(MemorySegment cbq, MemorySegment pred, MemorySegment arg) {
-        var mh$ = ucs_callbackq_remove_if$.HANDLE;
+    public static void ucs_callbackq_add_oneshot(MemorySegment cbq, MemorySegment key, MemorySegment cb, MemorySegment arg) {
+        var mh$ = ucs_callbackq_add_oneshot$.HANDLE;
         try {
-            mh$.invokeExact(cbq, pred, arg);
+            mh$.invokeExact(cbq, key, cb, arg);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucs_callbackq_remove_oneshot$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.ofVoid(
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucs_callbackq_remove_oneshot");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucs_callbackq_remove_oneshot", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * void ucs_callbackq_remove_oneshot(ucs_callbackq_t * cbq, ucs_callbackq_key_t key, ucs_callbackq_predicate_t pred, void * arg)
+     * }
+     */
+    public static FunctionDescriptor ucs_callbackq_remove_oneshot$descriptor() {
+        return ucs_callbackq_remove_oneshot$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * void ucs_callbackq_remove_oneshot(ucs_callbackq_t * cbq, ucs_callbackq_key_t key, ucs_callbackq_predicate_t pred, void * arg)
+     * }
+     */
+    public static MethodHandle ucs_callbackq_remove_oneshot$handle() {
+        return ucs_callbackq_remove_oneshot$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * void ucs_callbackq_remove_oneshot(ucs_callbackq_t * cbq, ucs_callbackq_key_t key, ucs_callbackq_predicate_t pred, void * arg)
+     * }
+     */
+    public static MemorySegment ucs_callbackq_remove_oneshot$address() {
+        return ucx_h.requireAddress(ucs_callbackq_remove_oneshot$.ADDR, "ucs_callbackq_remove_oneshot");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * void ucs_callbackq_remove_oneshot(ucs_callbackq_t * cbq, ucs_callbackq_key_t key, ucs_callbackq_predicate_t pred, void * arg)
+     * }
+     */
+    public static void ucs_callbackq_remove_oneshot(MemorySegment cbq, MemorySegment key, MemorySegment pred, MemorySegment arg) {
+        var mh$ = ucs_callbackq_remove_oneshot$.HANDLE;
+        try {
+            mh$.invokeExact(cbq, key, pred, arg);
         } catch (Error | RuntimeException ex$) {
             throw ex$;
         } catch (Throwable ex$) {
@@ -8354,6 +8782,400 @@ public class ucx_h extends ucx_h$shared {
         }
     }
 
+    private static class ucs_numa_init$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.ofVoid(
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucs_numa_init");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucs_numa_init", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * void ucs_numa_init()
+     * }
+     */
+    public static FunctionDescriptor ucs_numa_init$descriptor() {
+        return ucs_numa_init$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * void ucs_numa_init()
+     * }
+     */
+    public static MethodHandle ucs_numa_init$handle() {
+        return ucs_numa_init$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * void ucs_numa_init()
+     * }
+     */
+    public static MemorySegment ucs_numa_init$address() {
+        return ucx_h.requireAddress(ucs_numa_init$.ADDR, "ucs_numa_init");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * void ucs_numa_init()
+     * }
+     */
+    public static void ucs_numa_init() {
+        var mh$ = ucs_numa_init$.HANDLE;
+        try {
+            mh$.invokeExact();
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucs_numa_cleanup$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.ofVoid(
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucs_numa_cleanup");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucs_numa_cleanup", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * void ucs_numa_cleanup()
+     * }
+     */
+    public static FunctionDescriptor ucs_numa_cleanup$descriptor() {
+        return ucs_numa_cleanup$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * void ucs_numa_cleanup()
+     * }
+     */
+    public static MethodHandle ucs_numa_cleanup$handle() {
+        return ucs_numa_cleanup$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * void ucs_numa_cleanup()
+     * }
+     */
+    public static MemorySegment ucs_numa_cleanup$address() {
+        return ucx_h.requireAddress(ucs_numa_cleanup$.ADDR, "ucs_numa_cleanup");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * void ucs_numa_cleanup()
+     * }
+     */
+    public static void ucs_numa_cleanup() {
+        var mh$ = ucs_numa_cleanup$.HANDLE;
+        try {
+            mh$.invokeExact();
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucs_numa_num_configured_cpus$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucs_numa_num_configured_cpus");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucs_numa_num_configured_cpus", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * unsigned int ucs_numa_num_configured_cpus()
+     * }
+     */
+    public static FunctionDescriptor ucs_numa_num_configured_cpus$descriptor() {
+        return ucs_numa_num_configured_cpus$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * unsigned int ucs_numa_num_configured_cpus()
+     * }
+     */
+    public static MethodHandle ucs_numa_num_configured_cpus$handle() {
+        return ucs_numa_num_configured_cpus$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * unsigned int ucs_numa_num_configured_cpus()
+     * }
+     */
+    public static MemorySegment ucs_numa_num_configured_cpus$address() {
+        return ucx_h.requireAddress(ucs_numa_num_configured_cpus$.ADDR, "ucs_numa_num_configured_cpus");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * unsigned int ucs_numa_num_configured_cpus()
+     * }
+     */
+    public static int ucs_numa_num_configured_cpus() {
+        var mh$ = ucs_numa_num_configured_cpus$.HANDLE;
+        try {
+            return (int) mh$.invokeExact();
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucs_numa_num_configured_nodes$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucs_numa_num_configured_nodes");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucs_numa_num_configured_nodes", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * unsigned int ucs_numa_num_configured_nodes()
+     * }
+     */
+    public static FunctionDescriptor ucs_numa_num_configured_nodes$descriptor() {
+        return ucs_numa_num_configured_nodes$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * unsigned int ucs_numa_num_configured_nodes()
+     * }
+     */
+    public static MethodHandle ucs_numa_num_configured_nodes$handle() {
+        return ucs_numa_num_configured_nodes$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * unsigned int ucs_numa_num_configured_nodes()
+     * }
+     */
+    public static MemorySegment ucs_numa_num_configured_nodes$address() {
+        return ucx_h.requireAddress(ucs_numa_num_configured_nodes$.ADDR, "ucs_numa_num_configured_nodes");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * unsigned int ucs_numa_num_configured_nodes()
+     * }
+     */
+    public static int ucs_numa_num_configured_nodes() {
+        var mh$ = ucs_numa_num_configured_nodes$.HANDLE;
+        try {
+            return (int) mh$.invokeExact();
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucs_numa_node_of_cpu$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_SHORT,
+            ucx_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucs_numa_node_of_cpu");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucs_numa_node_of_cpu", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_numa_node_t ucs_numa_node_of_cpu(int cpu)
+     * }
+     */
+    public static FunctionDescriptor ucs_numa_node_of_cpu$descriptor() {
+        return ucs_numa_node_of_cpu$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_numa_node_t ucs_numa_node_of_cpu(int cpu)
+     * }
+     */
+    public static MethodHandle ucs_numa_node_of_cpu$handle() {
+        return ucs_numa_node_of_cpu$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_numa_node_t ucs_numa_node_of_cpu(int cpu)
+     * }
+     */
+    public static MemorySegment ucs_numa_node_of_cpu$address() {
+        return ucx_h.requireAddress(ucs_numa_node_of_cpu$.ADDR, "ucs_numa_node_of_cpu");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_numa_node_t ucs_numa_node_of_cpu(int cpu)
+     * }
+     */
+    public static short ucs_numa_node_of_cpu(int cpu) {
+        var mh$ = ucs_numa_node_of_cpu$.HANDLE;
+        try {
+            return (short) mh$.invokeExact(cpu);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucs_numa_node_of_device$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_SHORT,
+            ucx_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucs_numa_node_of_device");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucs_numa_node_of_device", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_numa_node_t ucs_numa_node_of_device(const char * dev_path)
+     * }
+     */
+    public static FunctionDescriptor ucs_numa_node_of_device$descriptor() {
+        return ucs_numa_node_of_device$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_numa_node_t ucs_numa_node_of_device(const char * dev_path)
+     * }
+     */
+    public static MethodHandle ucs_numa_node_of_device$handle() {
+        return ucs_numa_node_of_device$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_numa_node_t ucs_numa_node_of_device(const char * dev_path)
+     * }
+     */
+    public static MemorySegment ucs_numa_node_of_device$address() {
+        return ucx_h.requireAddress(ucs_numa_node_of_device$.ADDR, "ucs_numa_node_of_device");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_numa_node_t ucs_numa_node_of_device(const char * dev_path)
+     * }
+     */
+    public static short ucs_numa_node_of_device(MemorySegment dev_path) {
+        var mh$ = ucs_numa_node_of_device$.HANDLE;
+        try {
+            return (short) mh$.invokeExact(dev_path);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucs_numa_distance$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_INT,
+            ucx_h.C_SHORT,
+            ucx_h.C_SHORT
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucs_numa_distance");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucs_numa_distance", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_numa_distance_t ucs_numa_distance(ucs_numa_node_t node1, ucs_numa_node_t node2)
+     * }
+     */
+    public static FunctionDescriptor ucs_numa_distance$descriptor() {
+        return ucs_numa_distance$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_numa_distance_t ucs_numa_distance(ucs_numa_node_t node1, ucs_numa_node_t node2)
+     * }
+     */
+    public static MethodHandle ucs_numa_distance$handle() {
+        return ucs_numa_distance$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_numa_distance_t ucs_numa_distance(ucs_numa_node_t node1, ucs_numa_node_t node2)
+     * }
+     */
+    public static MemorySegment ucs_numa_distance$address() {
+        return ucx_h.requireAddress(ucs_numa_distance$.ADDR, "ucs_numa_distance");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_numa_distance_t ucs_numa_distance(ucs_numa_node_t node1, ucs_numa_node_t node2)
+     * }
+     */
+    public static int ucs_numa_distance(short node1, short node2) {
+        var mh$ = ucs_numa_distance$.HANDLE;
+        try {
+            return (int) mh$.invokeExact(node1, node2);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static class ucs_topo_find_device_by_bus_id$ {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             ucx_h.C_CHAR,
@@ -8529,6 +9351,63 @@ public class ucx_h extends ucx_h$shared {
         }
     }
 
+    private static class ucs_topo_get_memory_distance$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.ofVoid(
+            ucx_h.C_CHAR,
+            ucx_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucs_topo_get_memory_distance");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucs_topo_get_memory_distance", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * void ucs_topo_get_memory_distance(ucs_sys_device_t device, ucs_sys_dev_distance_t * distance)
+     * }
+     */
+    public static FunctionDescriptor ucs_topo_get_memory_distance$descriptor() {
+        return ucs_topo_get_memory_distance$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * void ucs_topo_get_memory_distance(ucs_sys_device_t device, ucs_sys_dev_distance_t * distance)
+     * }
+     */
+    public static MethodHandle ucs_topo_get_memory_distance$handle() {
+        return ucs_topo_get_memory_distance$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * void ucs_topo_get_memory_distance(ucs_sys_device_t device, ucs_sys_dev_distance_t * distance)
+     * }
+     */
+    public static MemorySegment ucs_topo_get_memory_distance$address() {
+        return ucx_h.requireAddress(ucs_topo_get_memory_distance$.ADDR, "ucs_topo_get_memory_distance");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * void ucs_topo_get_memory_distance(ucs_sys_device_t device, ucs_sys_dev_distance_t * distance)
+     * }
+     */
+    public static void ucs_topo_get_memory_distance(byte device, MemorySegment distance) {
+        var mh$ = ucs_topo_get_memory_distance$.HANDLE;
+        try {
+            mh$.invokeExact(device, distance);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
     private static class ucs_topo_distance_str$ {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             ucx_h.C_POINTER,
@@ -8581,6 +9460,65 @@ public class ucx_h extends ucx_h$shared {
         var mh$ = ucs_topo_distance_str$.HANDLE;
         try {
             return (MemorySegment) mh$.invokeExact(distance, buffer, max);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucs_topo_get_sysfs_dev$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_CHAR,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_INT
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucs_topo_get_sysfs_dev");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucs_topo_get_sysfs_dev", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_sys_device_t ucs_topo_get_sysfs_dev(const char * dev_name, const char * sysfs_path, unsigned int name_priority)
+     * }
+     */
+    public static FunctionDescriptor ucs_topo_get_sysfs_dev$descriptor() {
+        return ucs_topo_get_sysfs_dev$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_sys_device_t ucs_topo_get_sysfs_dev(const char * dev_name, const char * sysfs_path, unsigned int name_priority)
+     * }
+     */
+    public static MethodHandle ucs_topo_get_sysfs_dev$handle() {
+        return ucs_topo_get_sysfs_dev$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_sys_device_t ucs_topo_get_sysfs_dev(const char * dev_name, const char * sysfs_path, unsigned int name_priority)
+     * }
+     */
+    public static MemorySegment ucs_topo_get_sysfs_dev$address() {
+        return ucx_h.requireAddress(ucs_topo_get_sysfs_dev$.ADDR, "ucs_topo_get_sysfs_dev");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_sys_device_t ucs_topo_get_sysfs_dev(const char * dev_name, const char * sysfs_path, unsigned int name_priority)
+     * }
+     */
+    public static byte ucs_topo_get_sysfs_dev(MemorySegment dev_name, MemorySegment sysfs_path, int name_priority) {
+        var mh$ = ucs_topo_get_sysfs_dev$.HANDLE;
+        try {
+            return (byte) mh$.invokeExact(dev_name, sysfs_path, name_priority);
         } catch (Error | RuntimeException ex$) {
             throw ex$;
         } catch (Throwable ex$) {
@@ -8709,7 +9647,8 @@ public class ucx_h extends ucx_h$shared {
         public static final FunctionDescriptor DESC = FunctionDescriptor.of(
             ucx_h.C_CHAR,
             ucx_h.C_CHAR,
-            ucx_h.C_POINTER
+            ucx_h.C_POINTER,
+            ucx_h.C_INT
         );
 
         public static final MemorySegment ADDR = ucx_h.findOrNull("ucs_topo_sys_device_set_name");
@@ -8720,7 +9659,7 @@ public class ucx_h extends ucx_h$shared {
     /**
      * Function descriptor for:
      * {@snippet lang=c :
-     * ucs_status_t ucs_topo_sys_device_set_name(ucs_sys_device_t sys_dev, const char * name)
+     * ucs_status_t ucs_topo_sys_device_set_name(ucs_sys_device_t sys_dev, const char * name, unsigned int priority)
      * }
      */
     public static FunctionDescriptor ucs_topo_sys_device_set_name$descriptor() {
@@ -8730,7 +9669,7 @@ public class ucx_h extends ucx_h$shared {
     /**
      * Downcall method handle for:
      * {@snippet lang=c :
-     * ucs_status_t ucs_topo_sys_device_set_name(ucs_sys_device_t sys_dev, const char * name)
+     * ucs_status_t ucs_topo_sys_device_set_name(ucs_sys_device_t sys_dev, const char * name, unsigned int priority)
      * }
      */
     public static MethodHandle ucs_topo_sys_device_set_name$handle() {
@@ -8740,7 +9679,7 @@ public class ucx_h extends ucx_h$shared {
     /**
      * Address for:
      * {@snippet lang=c :
-     * ucs_status_t ucs_topo_sys_device_set_name(ucs_sys_device_t sys_dev, const char * name)
+     * ucs_status_t ucs_topo_sys_device_set_name(ucs_sys_device_t sys_dev, const char * name, unsigned int priority)
      * }
      */
     public static MemorySegment ucs_topo_sys_device_set_name$address() {
@@ -8749,13 +9688,129 @@ public class ucx_h extends ucx_h$shared {
 
     /**
      * {@snippet lang=c :
-     * ucs_status_t ucs_topo_sys_device_set_name(ucs_sys_device_t sys_dev, const char * name)
+     * ucs_status_t ucs_topo_sys_device_set_name(ucs_sys_device_t sys_dev, const char * name, unsigned int priority)
      * }
      */
-    public static byte ucs_topo_sys_device_set_name(byte sys_dev, MemorySegment name) {
+    public static byte ucs_topo_sys_device_set_name(byte sys_dev, MemorySegment name, int priority) {
         var mh$ = ucs_topo_sys_device_set_name$.HANDLE;
         try {
-            return (byte) mh$.invokeExact(sys_dev, name);
+            return (byte) mh$.invokeExact(sys_dev, name, priority);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucs_topo_get_pci_bw$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_DOUBLE,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucs_topo_get_pci_bw");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucs_topo_get_pci_bw", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * double ucs_topo_get_pci_bw(const char * dev_name, const char * sysfs_path)
+     * }
+     */
+    public static FunctionDescriptor ucs_topo_get_pci_bw$descriptor() {
+        return ucs_topo_get_pci_bw$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * double ucs_topo_get_pci_bw(const char * dev_name, const char * sysfs_path)
+     * }
+     */
+    public static MethodHandle ucs_topo_get_pci_bw$handle() {
+        return ucs_topo_get_pci_bw$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * double ucs_topo_get_pci_bw(const char * dev_name, const char * sysfs_path)
+     * }
+     */
+    public static MemorySegment ucs_topo_get_pci_bw$address() {
+        return ucx_h.requireAddress(ucs_topo_get_pci_bw$.ADDR, "ucs_topo_get_pci_bw");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * double ucs_topo_get_pci_bw(const char * dev_name, const char * sysfs_path)
+     * }
+     */
+    public static double ucs_topo_get_pci_bw(MemorySegment dev_name, MemorySegment sysfs_path) {
+        var mh$ = ucs_topo_get_pci_bw$.HANDLE;
+        try {
+            return (double) mh$.invokeExact(dev_name, sysfs_path);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucs_topo_resolve_sysfs_path$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER,
+            ucx_h.C_POINTER
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucs_topo_resolve_sysfs_path");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucs_topo_resolve_sysfs_path", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * const char * ucs_topo_resolve_sysfs_path(const char * dev_path, char * path_buffer)
+     * }
+     */
+    public static FunctionDescriptor ucs_topo_resolve_sysfs_path$descriptor() {
+        return ucs_topo_resolve_sysfs_path$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * const char * ucs_topo_resolve_sysfs_path(const char * dev_path, char * path_buffer)
+     * }
+     */
+    public static MethodHandle ucs_topo_resolve_sysfs_path$handle() {
+        return ucs_topo_resolve_sysfs_path$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * const char * ucs_topo_resolve_sysfs_path(const char * dev_path, char * path_buffer)
+     * }
+     */
+    public static MemorySegment ucs_topo_resolve_sysfs_path$address() {
+        return ucx_h.requireAddress(ucs_topo_resolve_sysfs_path$.ADDR, "ucs_topo_resolve_sysfs_path");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * const char * ucs_topo_resolve_sysfs_path(const char * dev_path, char * path_buffer)
+     * }
+     */
+    public static MemorySegment ucs_topo_resolve_sysfs_path(MemorySegment dev_path, MemorySegment path_buffer) {
+        var mh$ = ucs_topo_resolve_sysfs_path$.HANDLE;
+        try {
+            return (MemorySegment) mh$.invokeExact(dev_path, path_buffer);
         } catch (Error | RuntimeException ex$) {
             throw ex$;
         } catch (Throwable ex$) {
@@ -8813,6 +9868,63 @@ public class ucx_h extends ucx_h$shared {
         var mh$ = ucs_topo_sys_device_get_name$.HANDLE;
         try {
             return (MemorySegment) mh$.invokeExact(sys_dev);
+        } catch (Error | RuntimeException ex$) {
+            throw ex$;
+        } catch (Throwable ex$) {
+            throw new AssertionError("should not reach here", ex$);
+        }
+    }
+
+    private static class ucs_topo_sys_device_get_numa_node$ {
+        public static final FunctionDescriptor DESC = FunctionDescriptor.of(
+            ucx_h.C_SHORT,
+            ucx_h.C_CHAR
+        );
+
+        public static final MemorySegment ADDR = ucx_h.findOrNull("ucs_topo_sys_device_get_numa_node");
+
+        public static final MethodHandle HANDLE = ucx_h.downcallHandle("ucs_topo_sys_device_get_numa_node", ADDR, DESC);
+    }
+
+    /**
+     * Function descriptor for:
+     * {@snippet lang=c :
+     * ucs_numa_node_t ucs_topo_sys_device_get_numa_node(ucs_sys_device_t sys_dev)
+     * }
+     */
+    public static FunctionDescriptor ucs_topo_sys_device_get_numa_node$descriptor() {
+        return ucs_topo_sys_device_get_numa_node$.DESC;
+    }
+
+    /**
+     * Downcall method handle for:
+     * {@snippet lang=c :
+     * ucs_numa_node_t ucs_topo_sys_device_get_numa_node(ucs_sys_device_t sys_dev)
+     * }
+     */
+    public static MethodHandle ucs_topo_sys_device_get_numa_node$handle() {
+        return ucs_topo_sys_device_get_numa_node$.HANDLE;
+    }
+
+    /**
+     * Address for:
+     * {@snippet lang=c :
+     * ucs_numa_node_t ucs_topo_sys_device_get_numa_node(ucs_sys_device_t sys_dev)
+     * }
+     */
+    public static MemorySegment ucs_topo_sys_device_get_numa_node$address() {
+        return ucx_h.requireAddress(ucs_topo_sys_device_get_numa_node$.ADDR, "ucs_topo_sys_device_get_numa_node");
+    }
+
+    /**
+     * {@snippet lang=c :
+     * ucs_numa_node_t ucs_topo_sys_device_get_numa_node(ucs_sys_device_t sys_dev)
+     * }
+     */
+    public static short ucs_topo_sys_device_get_numa_node(byte sys_dev) {
+        var mh$ = ucs_topo_sys_device_get_numa_node$.HANDLE;
+        try {
+            return (short) mh$.invokeExact(sys_dev);
         } catch (Error | RuntimeException ex$) {
             throw ex$;
         } catch (Throwable ex$) {
@@ -12775,6 +13887,53 @@ public class ucx_h extends ucx_h$shared {
         MemorySegment.copy(varValue, 0L, ucs_stats_formats_names$.SEGMENT, 0L, ucs_stats_formats_names$.LAYOUT.byteSize());
     }
 
+    private static class ucs_numa_policy_names$ {
+        public static final SequenceLayout LAYOUT = MemoryLayout.sequenceLayout(0, ucx_h.C_POINTER);
+
+        public static final MemorySegment SEGMENT = ucx_h.requireAddress(ucx_h.findOrNull("ucs_numa_policy_names"), "ucs_numa_policy_names")
+            .reinterpret(LAYOUT.byteSize());
+    }
+
+    /**
+     * Layout for the variable:
+     * {@snippet lang=c :
+     * extern const char * ucs_numa_policy_names[]
+     * }
+     */
+    public static SequenceLayout ucs_numa_policy_names$layout() {
+        return ucs_numa_policy_names$.LAYOUT;
+    }
+
+    /**
+     * Segment for the variable:
+     * {@snippet lang=c :
+     * extern const char * ucs_numa_policy_names[]
+     * }
+     */
+    public static MemorySegment ucs_numa_policy_names$segment() {
+        return ucs_numa_policy_names$.SEGMENT;
+    }
+
+    /**
+     * Getter and setter for the variable:
+     * {@snippet lang=c :
+     * extern const char * ucs_numa_policy_names[]
+     * }
+     */
+    public static MemorySegment ucs_numa_policy_names() {
+        return ucs_numa_policy_names$.SEGMENT;
+    }
+
+    /**
+     * Getter and setter for the variable:
+     * {@snippet lang=c :
+     * extern const char * ucs_numa_policy_names[]
+     * }
+     */
+    public static void ucs_numa_policy_names(MemorySegment varValue) {
+        MemorySegment.copy(varValue, 0L, ucs_numa_policy_names$.SEGMENT, 0L, ucs_numa_policy_names$.LAYOUT.byteSize());
+    }
+
     private static class ucs_topo_default_distance$ {
         public static final GroupLayout LAYOUT = ucs_sys_dev_distance.layout();
 
@@ -12822,51 +13981,51 @@ public class ucx_h extends ucx_h$shared {
         MemorySegment.copy(varValue, 0L, ucs_topo_default_distance$.SEGMENT, 0L, ucs_topo_default_distance$.LAYOUT.byteSize());
     }
 
-    private static class ucs_sys_topo_methods_list$ {
+    private static class ucs_sys_topo_providers_list$ {
         public static final GroupLayout LAYOUT = ucs_list_link.layout();
 
-        public static final MemorySegment SEGMENT = ucx_h.requireAddress(ucx_h.findOrNull("ucs_sys_topo_methods_list"), "ucs_sys_topo_methods_list")
+        public static final MemorySegment SEGMENT = ucx_h.requireAddress(ucx_h.findOrNull("ucs_sys_topo_providers_list"), "ucs_sys_topo_providers_list")
             .reinterpret(LAYOUT.byteSize());
     }
 
     /**
      * Layout for the variable:
      * {@snippet lang=c :
-     * extern ucs_list_link_t ucs_sys_topo_methods_list
+     * extern ucs_list_link_t ucs_sys_topo_providers_list
      * }
      */
-    public static GroupLayout ucs_sys_topo_methods_list$layout() {
-        return ucs_sys_topo_methods_list$.LAYOUT;
+    public static GroupLayout ucs_sys_topo_providers_list$layout() {
+        return ucs_sys_topo_providers_list$.LAYOUT;
     }
 
     /**
      * Segment for the variable:
      * {@snippet lang=c :
-     * extern ucs_list_link_t ucs_sys_topo_methods_list
+     * extern ucs_list_link_t ucs_sys_topo_providers_list
      * }
      */
-    public static MemorySegment ucs_sys_topo_methods_list$segment() {
-        return ucs_sys_topo_methods_list$.SEGMENT;
+    public static MemorySegment ucs_sys_topo_providers_list$segment() {
+        return ucs_sys_topo_providers_list$.SEGMENT;
     }
 
     /**
      * Getter and setter for the variable:
      * {@snippet lang=c :
-     * extern ucs_list_link_t ucs_sys_topo_methods_list
+     * extern ucs_list_link_t ucs_sys_topo_providers_list
      * }
      */
-    public static MemorySegment ucs_sys_topo_methods_list() {
-        return ucs_sys_topo_methods_list$.SEGMENT;
+    public static MemorySegment ucs_sys_topo_providers_list() {
+        return ucs_sys_topo_providers_list$.SEGMENT;
     }
 
     /**
      * Getter and setter for the variable:
      * {@snippet lang=c :
-     * extern ucs_list_link_t ucs_sys_topo_methods_list
+     * extern ucs_list_link_t ucs_sys_topo_providers_list
      * }
      */
-    public static void ucs_sys_topo_methods_list(MemorySegment varValue) {
-        MemorySegment.copy(varValue, 0L, ucs_sys_topo_methods_list$.SEGMENT, 0L, ucs_sys_topo_methods_list$.LAYOUT.byteSize());
+    public static void ucs_sys_topo_providers_list(MemorySegment varValue) {
+        MemorySegment.copy(varValue, 0L, ucs_sys_topo_providers_list$.SEGMENT, 0L, ucs_sys_topo_providers_list$.LAYOUT.byteSize());
     }
 
     private static class uct_alloc_method_names$ {
@@ -13018,22 +14177,66 @@ public class ucx_h extends ucx_h$shared {
         return UCS_MEMORY_TYPE_ROCM_MANAGED;
     }
 
-    private static final int UCS_MEMORY_TYPE_LAST = 5;
+    private static final int UCS_MEMORY_TYPE_RDMA = 5;
 
     /**
      * {@snippet lang=c :
-     * enum or #define UCS_MEMORY_TYPE_LAST = 5
+     * enum or #define UCS_MEMORY_TYPE_RDMA = 5
+     * }
+     */
+    public static int UCS_MEMORY_TYPE_RDMA() {
+        return UCS_MEMORY_TYPE_RDMA;
+    }
+
+    private static final int UCS_MEMORY_TYPE_ZE_HOST = 6;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCS_MEMORY_TYPE_ZE_HOST = 6
+     * }
+     */
+    public static int UCS_MEMORY_TYPE_ZE_HOST() {
+        return UCS_MEMORY_TYPE_ZE_HOST;
+    }
+
+    private static final int UCS_MEMORY_TYPE_ZE_DEVICE = 7;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCS_MEMORY_TYPE_ZE_DEVICE = 7
+     * }
+     */
+    public static int UCS_MEMORY_TYPE_ZE_DEVICE() {
+        return UCS_MEMORY_TYPE_ZE_DEVICE;
+    }
+
+    private static final int UCS_MEMORY_TYPE_ZE_MANAGED = 8;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCS_MEMORY_TYPE_ZE_MANAGED = 8
+     * }
+     */
+    public static int UCS_MEMORY_TYPE_ZE_MANAGED() {
+        return UCS_MEMORY_TYPE_ZE_MANAGED;
+    }
+
+    private static final int UCS_MEMORY_TYPE_LAST = 9;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCS_MEMORY_TYPE_LAST = 9
      * }
      */
     public static int UCS_MEMORY_TYPE_LAST() {
         return UCS_MEMORY_TYPE_LAST;
     }
 
-    private static final int UCS_MEMORY_TYPE_UNKNOWN = 5;
+    private static final int UCS_MEMORY_TYPE_UNKNOWN = 9;
 
     /**
      * {@snippet lang=c :
-     * enum or #define UCS_MEMORY_TYPE_UNKNOWN = 5
+     * enum or #define UCS_MEMORY_TYPE_UNKNOWN = 9
      * }
      */
     public static int UCS_MEMORY_TYPE_UNKNOWN() {
@@ -13997,6 +15200,160 @@ public class ucx_h extends ucx_h$shared {
         return UCP_WAKEUP_EDGE;
     }
 
+    private static final int UCP_ATOMIC_POST_OP_ADD = 0;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_ATOMIC_POST_OP_ADD = 0
+     * }
+     */
+    public static int UCP_ATOMIC_POST_OP_ADD() {
+        return UCP_ATOMIC_POST_OP_ADD;
+    }
+
+    private static final int UCP_ATOMIC_POST_OP_AND = 1;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_ATOMIC_POST_OP_AND = 1
+     * }
+     */
+    public static int UCP_ATOMIC_POST_OP_AND() {
+        return UCP_ATOMIC_POST_OP_AND;
+    }
+
+    private static final int UCP_ATOMIC_POST_OP_OR = 2;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_ATOMIC_POST_OP_OR = 2
+     * }
+     */
+    public static int UCP_ATOMIC_POST_OP_OR() {
+        return UCP_ATOMIC_POST_OP_OR;
+    }
+
+    private static final int UCP_ATOMIC_POST_OP_XOR = 3;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_ATOMIC_POST_OP_XOR = 3
+     * }
+     */
+    public static int UCP_ATOMIC_POST_OP_XOR() {
+        return UCP_ATOMIC_POST_OP_XOR;
+    }
+
+    private static final int UCP_ATOMIC_POST_OP_LAST = 4;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_ATOMIC_POST_OP_LAST = 4
+     * }
+     */
+    public static int UCP_ATOMIC_POST_OP_LAST() {
+        return UCP_ATOMIC_POST_OP_LAST;
+    }
+
+    private static final int UCP_ATOMIC_FETCH_OP_FADD = 0;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_ATOMIC_FETCH_OP_FADD = 0
+     * }
+     */
+    public static int UCP_ATOMIC_FETCH_OP_FADD() {
+        return UCP_ATOMIC_FETCH_OP_FADD;
+    }
+
+    private static final int UCP_ATOMIC_FETCH_OP_SWAP = 1;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_ATOMIC_FETCH_OP_SWAP = 1
+     * }
+     */
+    public static int UCP_ATOMIC_FETCH_OP_SWAP() {
+        return UCP_ATOMIC_FETCH_OP_SWAP;
+    }
+
+    private static final int UCP_ATOMIC_FETCH_OP_CSWAP = 2;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_ATOMIC_FETCH_OP_CSWAP = 2
+     * }
+     */
+    public static int UCP_ATOMIC_FETCH_OP_CSWAP() {
+        return UCP_ATOMIC_FETCH_OP_CSWAP;
+    }
+
+    private static final int UCP_ATOMIC_FETCH_OP_FAND = 3;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_ATOMIC_FETCH_OP_FAND = 3
+     * }
+     */
+    public static int UCP_ATOMIC_FETCH_OP_FAND() {
+        return UCP_ATOMIC_FETCH_OP_FAND;
+    }
+
+    private static final int UCP_ATOMIC_FETCH_OP_FOR = 4;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_ATOMIC_FETCH_OP_FOR = 4
+     * }
+     */
+    public static int UCP_ATOMIC_FETCH_OP_FOR() {
+        return UCP_ATOMIC_FETCH_OP_FOR;
+    }
+
+    private static final int UCP_ATOMIC_FETCH_OP_FXOR = 5;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_ATOMIC_FETCH_OP_FXOR = 5
+     * }
+     */
+    public static int UCP_ATOMIC_FETCH_OP_FXOR() {
+        return UCP_ATOMIC_FETCH_OP_FXOR;
+    }
+
+    private static final int UCP_ATOMIC_FETCH_OP_LAST = 6;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_ATOMIC_FETCH_OP_LAST = 6
+     * }
+     */
+    public static int UCP_ATOMIC_FETCH_OP_LAST() {
+        return UCP_ATOMIC_FETCH_OP_LAST;
+    }
+
+    private static final int UCP_EP_CLOSE_MODE_FORCE = 0;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_EP_CLOSE_MODE_FORCE = 0
+     * }
+     */
+    public static int UCP_EP_CLOSE_MODE_FORCE() {
+        return UCP_EP_CLOSE_MODE_FORCE;
+    }
+
+    private static final int UCP_EP_CLOSE_MODE_FLUSH = 1;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_EP_CLOSE_MODE_FLUSH = 1
+     * }
+     */
+    public static int UCP_EP_CLOSE_MODE_FLUSH() {
+        return UCP_EP_CLOSE_MODE_FLUSH;
+    }
+
     private static final int UCS_THREAD_MODE_SINGLE = 0;
 
     /**
@@ -14215,6 +15572,17 @@ public class ucx_h extends ucx_h$shared {
      */
     public static int UCP_FEATURE_AM() {
         return UCP_FEATURE_AM;
+    }
+
+    private static final int UCP_FEATURE_EXPORTED_MEMH = 128;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_FEATURE_EXPORTED_MEMH = 128
+     * }
+     */
+    public static int UCP_FEATURE_EXPORTED_MEMH() {
+        return UCP_FEATURE_EXPORTED_MEMH;
     }
 
     private static final int UCP_WORKER_PARAM_FIELD_THREAD_MODE = 1;
@@ -14514,28 +15882,6 @@ public class ucx_h extends ucx_h$shared {
         return UCP_EP_CLOSE_FLAG_FORCE;
     }
 
-    private static final int UCP_EP_CLOSE_MODE_FORCE = 0;
-
-    /**
-     * {@snippet lang=c :
-     * enum or #define UCP_EP_CLOSE_MODE_FORCE = 0
-     * }
-     */
-    public static int UCP_EP_CLOSE_MODE_FORCE() {
-        return UCP_EP_CLOSE_MODE_FORCE;
-    }
-
-    private static final int UCP_EP_CLOSE_MODE_FLUSH = 1;
-
-    /**
-     * {@snippet lang=c :
-     * enum or #define UCP_EP_CLOSE_MODE_FLUSH = 1
-     * }
-     */
-    public static int UCP_EP_CLOSE_MODE_FLUSH() {
-        return UCP_EP_CLOSE_MODE_FLUSH;
-    }
-
     private static final int UCP_EP_PERF_PARAM_FIELD_MESSAGE_SIZE = 1;
 
     /**
@@ -14611,6 +15957,17 @@ public class ucx_h extends ucx_h$shared {
      */
     public static int UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE() {
         return UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE;
+    }
+
+    private static final int UCP_MEM_MAP_PARAM_FIELD_EXPORTED_MEMH_BUFFER = 32;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_MEM_MAP_PARAM_FIELD_EXPORTED_MEMH_BUFFER = 32
+     * }
+     */
+    public static int UCP_MEM_MAP_PARAM_FIELD_EXPORTED_MEMH_BUFFER() {
+        return UCP_MEM_MAP_PARAM_FIELD_EXPORTED_MEMH_BUFFER;
     }
 
     private static final int UCP_MEM_ADVISE_PARAM_FIELD_ADDRESS = 1;
@@ -14877,6 +16234,39 @@ public class ucx_h extends ucx_h$shared {
         return UCP_DATATYPE_CLASS_MASK;
     }
 
+    private static final int UCP_DATATYPE_ATTR_FIELD_PACKED_SIZE = 1;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_DATATYPE_ATTR_FIELD_PACKED_SIZE = 1
+     * }
+     */
+    public static int UCP_DATATYPE_ATTR_FIELD_PACKED_SIZE() {
+        return UCP_DATATYPE_ATTR_FIELD_PACKED_SIZE;
+    }
+
+    private static final int UCP_DATATYPE_ATTR_FIELD_BUFFER = 2;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_DATATYPE_ATTR_FIELD_BUFFER = 2
+     * }
+     */
+    public static int UCP_DATATYPE_ATTR_FIELD_BUFFER() {
+        return UCP_DATATYPE_ATTR_FIELD_BUFFER;
+    }
+
+    private static final int UCP_DATATYPE_ATTR_FIELD_COUNT = 4;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_DATATYPE_ATTR_FIELD_COUNT = 4
+     * }
+     */
+    public static int UCP_DATATYPE_ATTR_FIELD_COUNT() {
+        return UCP_DATATYPE_ATTR_FIELD_COUNT;
+    }
+
     private static final int UCP_MEM_MAP_NONBLOCK = 1;
 
     /**
@@ -14908,6 +16298,28 @@ public class ucx_h extends ucx_h$shared {
      */
     public static int UCP_MEM_MAP_FIXED() {
         return UCP_MEM_MAP_FIXED;
+    }
+
+    private static final int UCP_MEM_MAP_SYMMETRIC_RKEY = 8;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_MEM_MAP_SYMMETRIC_RKEY = 8
+     * }
+     */
+    public static int UCP_MEM_MAP_SYMMETRIC_RKEY() {
+        return UCP_MEM_MAP_SYMMETRIC_RKEY;
+    }
+
+    private static final int UCP_MEM_MAP_LOCK = 16;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_MEM_MAP_LOCK = 16
+     * }
+     */
+    public static int UCP_MEM_MAP_LOCK() {
+        return UCP_MEM_MAP_LOCK;
     }
 
     private static final int UCP_MEM_MAP_PROT_LOCAL_READ = 1;
@@ -15009,6 +16421,17 @@ public class ucx_h extends ucx_h$shared {
         return UCP_AM_SEND_FLAG_RNDV;
     }
 
+    private static final int UCP_AM_SEND_FLAG_COPY_HEADER = 8;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_AM_SEND_FLAG_COPY_HEADER = 8
+     * }
+     */
+    public static int UCP_AM_SEND_FLAG_COPY_HEADER() {
+        return UCP_AM_SEND_FLAG_COPY_HEADER;
+    }
+
     private static final int UCP_AM_SEND_REPLY = 1;
 
     /**
@@ -15029,138 +16452,6 @@ public class ucx_h extends ucx_h$shared {
      */
     public static int UCP_CB_PARAM_FLAG_DATA() {
         return UCP_CB_PARAM_FLAG_DATA;
-    }
-
-    private static final int UCP_ATOMIC_POST_OP_ADD = 0;
-
-    /**
-     * {@snippet lang=c :
-     * enum or #define UCP_ATOMIC_POST_OP_ADD = 0
-     * }
-     */
-    public static int UCP_ATOMIC_POST_OP_ADD() {
-        return UCP_ATOMIC_POST_OP_ADD;
-    }
-
-    private static final int UCP_ATOMIC_POST_OP_AND = 1;
-
-    /**
-     * {@snippet lang=c :
-     * enum or #define UCP_ATOMIC_POST_OP_AND = 1
-     * }
-     */
-    public static int UCP_ATOMIC_POST_OP_AND() {
-        return UCP_ATOMIC_POST_OP_AND;
-    }
-
-    private static final int UCP_ATOMIC_POST_OP_OR = 2;
-
-    /**
-     * {@snippet lang=c :
-     * enum or #define UCP_ATOMIC_POST_OP_OR = 2
-     * }
-     */
-    public static int UCP_ATOMIC_POST_OP_OR() {
-        return UCP_ATOMIC_POST_OP_OR;
-    }
-
-    private static final int UCP_ATOMIC_POST_OP_XOR = 3;
-
-    /**
-     * {@snippet lang=c :
-     * enum or #define UCP_ATOMIC_POST_OP_XOR = 3
-     * }
-     */
-    public static int UCP_ATOMIC_POST_OP_XOR() {
-        return UCP_ATOMIC_POST_OP_XOR;
-    }
-
-    private static final int UCP_ATOMIC_POST_OP_LAST = 4;
-
-    /**
-     * {@snippet lang=c :
-     * enum or #define UCP_ATOMIC_POST_OP_LAST = 4
-     * }
-     */
-    public static int UCP_ATOMIC_POST_OP_LAST() {
-        return UCP_ATOMIC_POST_OP_LAST;
-    }
-
-    private static final int UCP_ATOMIC_FETCH_OP_FADD = 0;
-
-    /**
-     * {@snippet lang=c :
-     * enum or #define UCP_ATOMIC_FETCH_OP_FADD = 0
-     * }
-     */
-    public static int UCP_ATOMIC_FETCH_OP_FADD() {
-        return UCP_ATOMIC_FETCH_OP_FADD;
-    }
-
-    private static final int UCP_ATOMIC_FETCH_OP_SWAP = 1;
-
-    /**
-     * {@snippet lang=c :
-     * enum or #define UCP_ATOMIC_FETCH_OP_SWAP = 1
-     * }
-     */
-    public static int UCP_ATOMIC_FETCH_OP_SWAP() {
-        return UCP_ATOMIC_FETCH_OP_SWAP;
-    }
-
-    private static final int UCP_ATOMIC_FETCH_OP_CSWAP = 2;
-
-    /**
-     * {@snippet lang=c :
-     * enum or #define UCP_ATOMIC_FETCH_OP_CSWAP = 2
-     * }
-     */
-    public static int UCP_ATOMIC_FETCH_OP_CSWAP() {
-        return UCP_ATOMIC_FETCH_OP_CSWAP;
-    }
-
-    private static final int UCP_ATOMIC_FETCH_OP_FAND = 3;
-
-    /**
-     * {@snippet lang=c :
-     * enum or #define UCP_ATOMIC_FETCH_OP_FAND = 3
-     * }
-     */
-    public static int UCP_ATOMIC_FETCH_OP_FAND() {
-        return UCP_ATOMIC_FETCH_OP_FAND;
-    }
-
-    private static final int UCP_ATOMIC_FETCH_OP_FOR = 4;
-
-    /**
-     * {@snippet lang=c :
-     * enum or #define UCP_ATOMIC_FETCH_OP_FOR = 4
-     * }
-     */
-    public static int UCP_ATOMIC_FETCH_OP_FOR() {
-        return UCP_ATOMIC_FETCH_OP_FOR;
-    }
-
-    private static final int UCP_ATOMIC_FETCH_OP_FXOR = 5;
-
-    /**
-     * {@snippet lang=c :
-     * enum or #define UCP_ATOMIC_FETCH_OP_FXOR = 5
-     * }
-     */
-    public static int UCP_ATOMIC_FETCH_OP_FXOR() {
-        return UCP_ATOMIC_FETCH_OP_FXOR;
-    }
-
-    private static final int UCP_ATOMIC_FETCH_OP_LAST = 6;
-
-    /**
-     * {@snippet lang=c :
-     * enum or #define UCP_ATOMIC_FETCH_OP_LAST = 6
-     * }
-     */
-    public static int UCP_ATOMIC_FETCH_OP_LAST() {
-        return UCP_ATOMIC_FETCH_OP_LAST;
     }
 
     private static final int UCP_ATOMIC_OP_ADD = 0;
@@ -15537,6 +16828,28 @@ public class ucx_h extends ucx_h$shared {
         return UCP_MADV_WILLNEED;
     }
 
+    private static final int UCP_MEMH_PACK_PARAM_FIELD_FLAGS = 1;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_MEMH_PACK_PARAM_FIELD_FLAGS = 1
+     * }
+     */
+    public static int UCP_MEMH_PACK_PARAM_FIELD_FLAGS() {
+        return UCP_MEMH_PACK_PARAM_FIELD_FLAGS;
+    }
+
+    private static final int UCP_MEMH_PACK_FLAG_EXPORT = 1;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_MEMH_PACK_FLAG_EXPORT = 1
+     * }
+     */
+    public static int UCP_MEMH_PACK_FLAG_EXPORT() {
+        return UCP_MEMH_PACK_FLAG_EXPORT;
+    }
+
     private static final int UCP_EP_ATTR_FIELD_NAME = 1;
 
     /**
@@ -15568,6 +16881,28 @@ public class ucx_h extends ucx_h$shared {
      */
     public static int UCP_EP_ATTR_FIELD_REMOTE_SOCKADDR() {
         return UCP_EP_ATTR_FIELD_REMOTE_SOCKADDR;
+    }
+
+    private static final int UCP_EP_ATTR_FIELD_TRANSPORTS = 8;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_EP_ATTR_FIELD_TRANSPORTS = 8
+     * }
+     */
+    public static int UCP_EP_ATTR_FIELD_TRANSPORTS() {
+        return UCP_EP_ATTR_FIELD_TRANSPORTS;
+    }
+
+    private static final int UCP_EP_ATTR_FIELD_USER_DATA = 16;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_EP_ATTR_FIELD_USER_DATA = 16
+     * }
+     */
+    public static int UCP_EP_ATTR_FIELD_USER_DATA() {
+        return UCP_EP_ATTR_FIELD_USER_DATA;
     }
 
     private static final int UCT_AM_TRACE_TYPE_SEND = 0;
@@ -15812,28 +17147,6 @@ public class ucx_h extends ucx_h$shared {
         return UCT_CM_EP_SERVER_CONN_NOTIFY_ARGS_FIELD_STATUS;
     }
 
-    private static final int UCS_CALLBACKQ_FLAG_FAST = 1;
-
-    /**
-     * {@snippet lang=c :
-     * enum or #define UCS_CALLBACKQ_FLAG_FAST = 1
-     * }
-     */
-    public static int UCS_CALLBACKQ_FLAG_FAST() {
-        return UCS_CALLBACKQ_FLAG_FAST;
-    }
-
-    private static final int UCS_CALLBACKQ_FLAG_ONESHOT = 2;
-
-    /**
-     * {@snippet lang=c :
-     * enum or #define UCS_CALLBACKQ_FLAG_ONESHOT = 2
-     * }
-     */
-    public static int UCS_CALLBACKQ_FLAG_ONESHOT() {
-        return UCS_CALLBACKQ_FLAG_ONESHOT;
-    }
-
     private static final int UCS_EVENT_SET_EVREAD = 1;
 
     /**
@@ -15876,6 +17189,28 @@ public class ucx_h extends ucx_h$shared {
      */
     public static int UCS_EVENT_SET_EDGE_TRIGGERED() {
         return UCS_EVENT_SET_EDGE_TRIGGERED;
+    }
+
+    private static final int UCS_CALLBACKQ_FLAG_FAST = 1;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCS_CALLBACKQ_FLAG_FAST = 1
+     * }
+     */
+    public static int UCS_CALLBACKQ_FLAG_FAST() {
+        return UCS_CALLBACKQ_FLAG_FAST;
+    }
+
+    private static final int UCS_CALLBACKQ_FLAG_ONESHOT = 2;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCS_CALLBACKQ_FLAG_ONESHOT = 2
+     * }
+     */
+    public static int UCS_CALLBACKQ_FLAG_ONESHOT() {
+        return UCS_CALLBACKQ_FLAG_ONESHOT;
     }
 
     private static final int UCS_STATS_FULL = 0;
@@ -15975,6 +17310,17 @@ public class ucx_h extends ucx_h$shared {
      */
     public static int UCT_COMPONENT_FLAG_CM() {
         return UCT_COMPONENT_FLAG_CM;
+    }
+
+    private static final int UCT_COMPONENT_FLAG_RKEY_PTR = 2;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCT_COMPONENT_FLAG_RKEY_PTR = 2
+     * }
+     */
+    public static int UCT_COMPONENT_FLAG_RKEY_PTR() {
+        return UCT_COMPONENT_FLAG_RKEY_PTR;
     }
 
     private static final int UCT_DEVICE_TYPE_NET = 0;
@@ -16239,6 +17585,17 @@ public class ucx_h extends ucx_h$shared {
      */
     public static int UCT_FLUSH_FLAG_CANCEL() {
         return UCT_FLUSH_FLAG_CANCEL;
+    }
+
+    private static final int UCT_FLUSH_FLAG_REMOTE = 2;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCT_FLUSH_FLAG_REMOTE = 2
+     * }
+     */
+    public static int UCT_FLUSH_FLAG_REMOTE() {
+        return UCT_FLUSH_FLAG_REMOTE;
     }
 
     private static final int UCT_PROGRESS_SEND = 1;
@@ -16681,6 +18038,39 @@ public class ucx_h extends ucx_h$shared {
         return UCT_MD_FLAG_INVALIDATE;
     }
 
+    private static final int UCT_MD_FLAG_EXPORTED_MKEY = 512;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCT_MD_FLAG_EXPORTED_MKEY = 512
+     * }
+     */
+    public static int UCT_MD_FLAG_EXPORTED_MKEY() {
+        return UCT_MD_FLAG_EXPORTED_MKEY;
+    }
+
+    private static final int UCT_MD_FLAG_REG_DMABUF = 1024;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCT_MD_FLAG_REG_DMABUF = 1024
+     * }
+     */
+    public static int UCT_MD_FLAG_REG_DMABUF() {
+        return UCT_MD_FLAG_REG_DMABUF;
+    }
+
+    private static final int UCT_MD_FLAG_LAST = 2048;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCT_MD_FLAG_LAST = 2048
+     * }
+     */
+    public static int UCT_MD_FLAG_LAST() {
+        return UCT_MD_FLAG_LAST;
+    }
+
     private static final int UCT_MD_MEM_FLAG_NONBLOCK = 1;
 
     /**
@@ -16778,6 +18168,28 @@ public class ucx_h extends ucx_h$shared {
      */
     public static int UCT_MD_MEM_ACCESS_LOCAL_WRITE() {
         return UCT_MD_MEM_ACCESS_LOCAL_WRITE;
+    }
+
+    private static final int UCT_MD_MEM_SYMMETRIC_RKEY = 1024;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCT_MD_MEM_SYMMETRIC_RKEY = 1024
+     * }
+     */
+    public static int UCT_MD_MEM_SYMMETRIC_RKEY() {
+        return UCT_MD_MEM_SYMMETRIC_RKEY;
+    }
+
+    private static final int UCT_MD_MEM_GVA = 2048;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCT_MD_MEM_GVA = 2048
+     * }
+     */
+    public static int UCT_MD_MEM_GVA() {
+        return UCT_MD_MEM_GVA;
     }
 
     private static final int UCT_MD_MEM_ACCESS_ALL = 992;
@@ -17066,6 +18478,28 @@ public class ucx_h extends ucx_h$shared {
         return UCT_EP_PARAM_FIELD_LOCAL_SOCKADDR;
     }
 
+    private static final int UCT_EP_PARAM_FIELD_DEV_ADDR_LENGTH = 131072;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCT_EP_PARAM_FIELD_DEV_ADDR_LENGTH = 131072
+     * }
+     */
+    public static int UCT_EP_PARAM_FIELD_DEV_ADDR_LENGTH() {
+        return UCT_EP_PARAM_FIELD_DEV_ADDR_LENGTH;
+    }
+
+    private static final int UCT_EP_PARAM_FIELD_IFACE_ADDR_LENGTH = 262144;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCT_EP_PARAM_FIELD_IFACE_ADDR_LENGTH = 262144
+     * }
+     */
+    public static int UCT_EP_PARAM_FIELD_IFACE_ADDR_LENGTH() {
+        return UCT_EP_PARAM_FIELD_IFACE_ADDR_LENGTH;
+    }
+
     private static final int UCT_EP_CONNECT_PARAM_FIELD_PRIVATE_DATA = 1;
 
     /**
@@ -17154,11 +18588,22 @@ public class ucx_h extends ucx_h$shared {
         return UCT_IFACE_FEATURE_TAG;
     }
 
-    private static final int UCT_IFACE_FEATURE_LAST = 64;
+    private static final int UCT_IFACE_FEATURE_FLUSH_REMOTE = 64;
 
     /**
      * {@snippet lang=c :
-     * enum or #define UCT_IFACE_FEATURE_LAST = 64
+     * enum or #define UCT_IFACE_FEATURE_FLUSH_REMOTE = 64
+     * }
+     */
+    public static int UCT_IFACE_FEATURE_FLUSH_REMOTE() {
+        return UCT_IFACE_FEATURE_FLUSH_REMOTE;
+    }
+
+    private static final int UCT_IFACE_FEATURE_LAST = 128;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCT_IFACE_FEATURE_LAST = 128
      * }
      */
     public static int UCT_IFACE_FEATURE_LAST() {
@@ -17207,6 +18652,28 @@ public class ucx_h extends ucx_h$shared {
      */
     public static int UCT_MD_MEM_ATTR_FIELD_ALLOC_LENGTH() {
         return UCT_MD_MEM_ATTR_FIELD_ALLOC_LENGTH;
+    }
+
+    private static final int UCT_MD_MEM_ATTR_FIELD_DMABUF_FD = 16;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCT_MD_MEM_ATTR_FIELD_DMABUF_FD = 16
+     * }
+     */
+    public static int UCT_MD_MEM_ATTR_FIELD_DMABUF_FD() {
+        return UCT_MD_MEM_ATTR_FIELD_DMABUF_FD;
+    }
+
+    private static final int UCT_MD_MEM_ATTR_FIELD_DMABUF_OFFSET = 32;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCT_MD_MEM_ATTR_FIELD_DMABUF_OFFSET = 32
+     * }
+     */
+    public static int UCT_MD_MEM_ATTR_FIELD_DMABUF_OFFSET() {
+        return UCT_MD_MEM_ATTR_FIELD_DMABUF_OFFSET;
     }
 
     private static final int UCT_TAG_RECV_CB_INLINE_DATA = 1;
@@ -17286,11 +18753,11 @@ public class ucx_h extends ucx_h$shared {
         return UCS_ALLOCA_MAX_SIZE;
     }
 
-    private static final long UCS_MEMORY_TYPES_CPU_ACCESSIBLE = 17L;
+    private static final long UCS_MEMORY_TYPES_CPU_ACCESSIBLE = 337L;
 
     /**
      * {@snippet lang=c :
-     * enum or #define UCS_MEMORY_TYPES_CPU_ACCESSIBLE = 17
+     * enum or #define UCS_MEMORY_TYPES_CPU_ACCESSIBLE = 337
      * }
      */
     public static long UCS_MEMORY_TYPES_CPU_ACCESSIBLE() {
@@ -17341,22 +18808,22 @@ public class ucx_h extends ucx_h$shared {
         return UCP_API_MAJOR;
     }
 
-    private static final int UCP_API_MINOR = 13;
+    private static final int UCP_API_MINOR = 18;
 
     /**
      * {@snippet lang=c :
-     * enum or #define UCP_API_MINOR = 13
+     * enum or #define UCP_API_MINOR = 18
      * }
      */
     public static int UCP_API_MINOR() {
         return UCP_API_MINOR;
     }
 
-    private static final int UCP_API_VERSION = 17629184;
+    private static final int UCP_API_VERSION = 17956864;
 
     /**
      * {@snippet lang=c :
-     * enum or #define UCP_API_VERSION = 17629184
+     * enum or #define UCP_API_VERSION = 17956864
      * }
      */
     public static int UCP_API_VERSION() {
@@ -17394,6 +18861,17 @@ public class ucx_h extends ucx_h$shared {
      */
     public static int UCT_COMPONENT_NAME_MAX() {
         return UCT_COMPONENT_NAME_MAX;
+    }
+
+    private static final int UCT_MD_GLOBAL_ID_MAX = 256;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCT_MD_GLOBAL_ID_MAX = 256
+     * }
+     */
+    public static int UCT_MD_GLOBAL_ID_MAX() {
+        return UCT_MD_GLOBAL_ID_MAX;
     }
 
     private static final int UCT_TL_NAME_MAX = 10;
@@ -17484,6 +18962,17 @@ public class ucx_h extends ucx_h$shared {
         return UCT_INVALID_RKEY;
     }
 
+    private static final int UCT_DMABUF_FD_INVALID = -1;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCT_DMABUF_FD_INVALID = -1
+     * }
+     */
+    public static int UCT_DMABUF_FD_INVALID() {
+        return UCT_DMABUF_FD_INVALID;
+    }
+
     private static final int UCS_CALLBACKQ_FAST_COUNT = 7;
 
     /**
@@ -17517,11 +19006,11 @@ public class ucx_h extends ucx_h$shared {
         return UCT_VERNO_MAJOR;
     }
 
-    private static final int UCT_VERNO_MINOR = 13;
+    private static final int UCT_VERNO_MINOR = 18;
 
     /**
      * {@snippet lang=c :
-     * enum or #define UCT_VERNO_MINOR = 13
+     * enum or #define UCT_VERNO_MINOR = 18
      * }
      */
     public static int UCT_VERNO_MINOR() {
@@ -17550,11 +19039,11 @@ public class ucx_h extends ucx_h$shared {
 
     /**
      * {@snippet lang=c :
-     * #define UCT_VERNO_STRING "1.13.1"
+     * #define UCT_VERNO_STRING "1.18.1"
      * }
      */
     public static String UCT_VERNO_STRING() {
-        return "1.13.1";
+        return "1.18.1";
     }
 
     /**
@@ -17597,11 +19086,11 @@ public class ucx_h extends ucx_h$shared {
         return UCT_MAJOR_BIT;
     }
 
-    private static final long UCT_API = 17629184L;
+    private static final long UCT_API = 17956864L;
 
     /**
      * {@snippet lang=c :
-     * enum or #define UCT_API = 17629184
+     * enum or #define UCT_API = 17956864
      * }
      */
     public static long UCT_API() {
@@ -17617,6 +19106,28 @@ public class ucx_h extends ucx_h$shared {
      */
     public static long UCS_ASYNC_PTHREAD_ID_NULL() {
         return UCS_ASYNC_PTHREAD_ID_NULL;
+    }
+
+    private static final int UCS_NUMA_NODE_DEFAULT = 0;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCS_NUMA_NODE_DEFAULT = 0
+     * }
+     */
+    public static int UCS_NUMA_NODE_DEFAULT() {
+        return UCS_NUMA_NODE_DEFAULT;
+    }
+
+    private static final int UCS_NUMA_NODE_UNDEFINED = -1;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCS_NUMA_NODE_UNDEFINED = -1
+     * }
+     */
+    public static int UCS_NUMA_NODE_UNDEFINED() {
+        return UCS_NUMA_NODE_UNDEFINED;
     }
 
     private static final int UCS_SYS_DEVICE_ID_MAX = 255;
@@ -18000,6 +19511,17 @@ public class ucx_h extends ucx_h$shared {
      */
     public static long UCT_IFACE_FLAG_TAG_RNDV_ZCOPY() {
         return UCT_IFACE_FLAG_TAG_RNDV_ZCOPY;
+    }
+
+    private static final long UCT_IFACE_FLAG_INTER_NODE = 18014398509481984L;
+
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCT_IFACE_FLAG_INTER_NODE = 18014398509481984
+     * }
+     */
+    public static long UCT_IFACE_FLAG_INTER_NODE() {
+        return UCT_IFACE_FLAG_INTER_NODE;
     }
 
     private static final long UCT_IFACE_FLAG_EVENT_SEND_COMP = 1L;

@@ -13,23 +13,24 @@ import static java.lang.foreign.ValueLayout.*;
 /**
  * {@snippet lang=c :
  * typedef struct {
- *     const char * name;
- *     ucs_topo_get_distance_func_t get_distance;
- *     ucs_list_link_t list;
- * } ucs_sys_topo_method_t
+ *     ucp_transport_entry_t * entries;
+ *     unsigned int num_entries;
+ *     size_t entry_size;
+ * } ucp_transports_t
  * }
  */
-public class ucs_sys_topo_method_t {
+public class ucp_transports_t {
 
-    ucs_sys_topo_method_t() {
+    ucp_transports_t() {
         // Should not be called directly
     }
 
     private static final GroupLayout $LAYOUT = MemoryLayout.structLayout(
-        ucx_h.C_POINTER.withName("name"),
-        ucx_h.C_POINTER.withName("get_distance"),
-        ucs_list_link.layout().withName("list")
-    ).withName("ucs_sys_topo_method_t");
+        ucx_h.C_POINTER.withName("entries"),
+        ucx_h.C_INT.withName("num_entries"),
+        MemoryLayout.paddingLayout(4),
+        ucx_h.C_LONG.withName("entry_size")
+    ).withName("ucp_transports_t");
 
     /**
      * The layout of this struct
@@ -38,136 +39,136 @@ public class ucs_sys_topo_method_t {
         return $LAYOUT;
     }
 
-    private static final AddressLayout name$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("name"));
+    private static final AddressLayout entries$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("entries"));
 
     /**
      * Layout for field:
      * {@snippet lang=c :
-     * const char * name
+     * ucp_transport_entry_t * entries
      * }
      */
-    public static final AddressLayout name$layout() {
-        return name$LAYOUT;
+    public static final AddressLayout entries$layout() {
+        return entries$LAYOUT;
     }
 
-    private static final long name$OFFSET = 0;
+    private static final long entries$OFFSET = 0;
 
     /**
      * Offset for field:
      * {@snippet lang=c :
-     * const char * name
+     * ucp_transport_entry_t * entries
      * }
      */
-    public static final long name$offset() {
-        return name$OFFSET;
+    public static final long entries$offset() {
+        return entries$OFFSET;
     }
 
     /**
      * Getter for field:
      * {@snippet lang=c :
-     * const char * name
+     * ucp_transport_entry_t * entries
      * }
      */
-    public static MemorySegment name(MemorySegment struct) {
-        return struct.get(name$LAYOUT, name$OFFSET);
+    public static MemorySegment entries(MemorySegment struct) {
+        return struct.get(entries$LAYOUT, entries$OFFSET);
     }
 
     /**
      * Setter for field:
      * {@snippet lang=c :
-     * const char * name
+     * ucp_transport_entry_t * entries
      * }
      */
-    public static void name(MemorySegment struct, MemorySegment fieldValue) {
-        struct.set(name$LAYOUT, name$OFFSET, fieldValue);
+    public static void entries(MemorySegment struct, MemorySegment fieldValue) {
+        struct.set(entries$LAYOUT, entries$OFFSET, fieldValue);
     }
 
-    private static final AddressLayout get_distance$LAYOUT = (AddressLayout)$LAYOUT.select(groupElement("get_distance"));
+    private static final OfInt num_entries$LAYOUT = (OfInt)$LAYOUT.select(groupElement("num_entries"));
 
     /**
      * Layout for field:
      * {@snippet lang=c :
-     * ucs_topo_get_distance_func_t get_distance
+     * unsigned int num_entries
      * }
      */
-    public static final AddressLayout get_distance$layout() {
-        return get_distance$LAYOUT;
+    public static final OfInt num_entries$layout() {
+        return num_entries$LAYOUT;
     }
 
-    private static final long get_distance$OFFSET = 8;
+    private static final long num_entries$OFFSET = 8;
 
     /**
      * Offset for field:
      * {@snippet lang=c :
-     * ucs_topo_get_distance_func_t get_distance
+     * unsigned int num_entries
      * }
      */
-    public static final long get_distance$offset() {
-        return get_distance$OFFSET;
+    public static final long num_entries$offset() {
+        return num_entries$OFFSET;
     }
 
     /**
      * Getter for field:
      * {@snippet lang=c :
-     * ucs_topo_get_distance_func_t get_distance
+     * unsigned int num_entries
      * }
      */
-    public static MemorySegment get_distance(MemorySegment struct) {
-        return struct.get(get_distance$LAYOUT, get_distance$OFFSET);
+    public static int num_entries(MemorySegment struct) {
+        return struct.get(num_entries$LAYOUT, num_entries$OFFSET);
     }
 
     /**
      * Setter for field:
      * {@snippet lang=c :
-     * ucs_topo_get_distance_func_t get_distance
+     * unsigned int num_entries
      * }
      */
-    public static void get_distance(MemorySegment struct, MemorySegment fieldValue) {
-        struct.set(get_distance$LAYOUT, get_distance$OFFSET, fieldValue);
+    public static void num_entries(MemorySegment struct, int fieldValue) {
+        struct.set(num_entries$LAYOUT, num_entries$OFFSET, fieldValue);
     }
 
-    private static final GroupLayout list$LAYOUT = (GroupLayout)$LAYOUT.select(groupElement("list"));
+    private static final OfLong entry_size$LAYOUT = (OfLong)$LAYOUT.select(groupElement("entry_size"));
 
     /**
      * Layout for field:
      * {@snippet lang=c :
-     * ucs_list_link_t list
+     * size_t entry_size
      * }
      */
-    public static final GroupLayout list$layout() {
-        return list$LAYOUT;
+    public static final OfLong entry_size$layout() {
+        return entry_size$LAYOUT;
     }
 
-    private static final long list$OFFSET = 16;
+    private static final long entry_size$OFFSET = 16;
 
     /**
      * Offset for field:
      * {@snippet lang=c :
-     * ucs_list_link_t list
+     * size_t entry_size
      * }
      */
-    public static final long list$offset() {
-        return list$OFFSET;
+    public static final long entry_size$offset() {
+        return entry_size$OFFSET;
     }
 
     /**
      * Getter for field:
      * {@snippet lang=c :
-     * ucs_list_link_t list
+     * size_t entry_size
      * }
      */
-    public static MemorySegment list(MemorySegment struct) {
-        return struct.asSlice(list$OFFSET, list$LAYOUT.byteSize());
+    public static long entry_size(MemorySegment struct) {
+        return struct.get(entry_size$LAYOUT, entry_size$OFFSET);
     }
 
     /**
      * Setter for field:
      * {@snippet lang=c :
-     * ucs_list_link_t list
+     * size_t entry_size
      * }
      */
-    public static void list(MemorySegment struct, MemorySegment fieldValue) {
-        MemorySegment.copy(fieldValue, 0L, struct, list$OFFSET, list$LAYOUT.byteSize());
+    public static void entry_size(MemorySegment struct, long fieldValue) {
+        struct.set(entry_size$LAYOUT, entry_size$OFFSET, fieldValue);
     }
 
     /**
