@@ -51,6 +51,10 @@ public final class UcpWorker extends UcxHandle {
 
     private static final long INITIAL_POOL = 64;
 
+    /** See {@link UcxVersion.Capability#TAG_RECV_INFO_ON_IMMEDIATE_COMPLETION}; constant-folded by the JIT. */
+    private static final boolean RECV_INFO_ON_IMMEDIATE_COMPLETION =
+            UcxVersion.runtime().has(UcxVersion.Capability.TAG_RECV_INFO_ON_IMMEDIATE_COMPLETION);
+
     private final UcpContext context;
     private final UcsThreadMode mode;
     private final Thread owner;
@@ -84,6 +88,11 @@ public final class UcpWorker extends UcxHandle {
         final long plainParam;
         /** No immediate completion: a polled tag receive posted when no matching message had arrived. */
         final long tagRecvParam;
+        /**
+         * Receive information into {@link #tagInfo}: a polled tag receive on a UCX that reports it on immediate
+         * completion ({@code RECV_INFO_ON_IMMEDIATE_COMPLETION}).
+         */
+        final long tagRecvInfoParam;
         /** Flags 0, and {@code UCP_STREAM_RECV_FLAG_WAITALL}: polled stream receives. */
         final long streamRecvParam;
         final long streamRecvAllParam;
@@ -102,6 +111,10 @@ public final class UcpWorker extends UcxHandle {
             MemorySegment tagRecv = ucp_request_param_t.allocate(arena);
             ucp_request_param_t.op_attr_mask(tagRecv, UCP_OP_ATTR_FLAG_NO_IMM_CMPL());
             tagRecvParam = tagRecv.address();
+            MemorySegment tagRecvInfo = ucp_request_param_t.allocate(arena);
+            ucp_request_param_t.op_attr_mask(tagRecvInfo, UCP_OP_ATTR_FIELD_RECV_INFO());
+            tagRecvInfo.set(ADDRESS, ucp_request_param_t.recv_info$offset(), tagInfo);
+            tagRecvInfoParam = tagRecvInfo.address();
             streamRecvParam = flagsParam(arena, 0).address();
             streamRecvAllParam = flagsParam(arena, UCP_STREAM_RECV_FLAG_WAITALL()).address();
             amSendParam = flagsParam(arena, 0);
@@ -1220,6 +1233,19 @@ public final class UcpWorker extends UcxHandle {
         Buffers.checkRange(buffer, offset, length);
         Scratch s = scratch();
         long at = buffer.address() + offset;
+        if (RECV_INFO_ON_IMMEDIATE_COMPLETION) {
+            // One call: a message that had arrived is received at once and its tag and length are in tagInfo.
+            long result = RawCalls.tagRecv(h, at, length, tag, tagMask, s.tagRecvInfoParam);
+            if (result == 0) {
+                return completedReceive("ucp_tag_recv_nbx", ucp_tag_recv_info.length(s.tagInfo),
+                        ucp_tag_recv_info.sender_tag(s.tagInfo), 0);
+            }
+            if (Long.compareUnsigned(result, UCS_ERR_LAST()) >= 0) { // failed at once (truncated): poll() reports it
+                return completedReceive("ucp_tag_recv_nbx", ucp_tag_recv_info.length(s.tagInfo),
+                        ucp_tag_recv_info.sender_tag(s.tagInfo), (byte) result);
+            }
+            return startedPolled(result, Pending.TAG_RECV, "ucp_tag_recv_nbx", null, buffer, null);
+        }
         // UCX 1.13 leaves recv_info unwritten when a receive matches an arrived message at once, so the tag and
         // length of such a message would be lost. Take an arrived message with a probe instead, which reports
         // them, and receive it; post a receive only when none has arrived (no progress runs in between, so none

@@ -8,7 +8,16 @@ import java.lang.foreign.MemorySegment;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /**
- * A UCX release number, comparable.
+ * A UCX release number, comparable; and what ucx-ffm does differently by release.
+ * <p>
+ * <b>Supported releases.</b> One ucx-ffm jar runs on UCX {@value #OLDEST_SUPPORTED} and later. Its raw bindings are
+ * generated from UCX {@value #BINDINGS_GENERATED_FROM}'s headers; the whole test suite runs on each release of
+ * {@value #TESTED} ({@code ./ucx-ffm matrix}: Debian 12, 13 and unstable). A function the loaded UCX lacks throws
+ * {@link UnsatisfiedLinkError} naming it and the loaded version when called; a constant whose value moved between
+ * releases takes the loaded release's value.
+ * <p>
+ * <b>What differs by release</b> is listed by {@link Capability}: each newer behaviour is used from the oldest release
+ * on which the matrix has run it, and the older path stays in use (and tested) below that.
  *
  * @param major   major version
  * @param minor   minor version
@@ -16,7 +25,46 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
  */
 public record UcxVersion(int major, int minor, int release) implements Comparable<UcxVersion> {
 
+    /** The oldest UCX release ucx-ffm supports. */
+    public static final String OLDEST_SUPPORTED = "1.13.0";
+
+    /** The UCX release whose headers the raw bindings are generated from. */
+    public static final String BINDINGS_GENERATED_FROM = "1.18.1";
+
+    /** The UCX releases the whole test suite runs on ({@code ./ucx-ffm matrix}). */
+    public static final String TESTED = "1.13.1, 1.18.1 and 1.23.0";
+
     private static final UcxVersion RUNTIME = query();
+
+    /**
+     * A UCX behaviour that depends on the release, and the oldest release on which ucx-ffm has run it. Releases
+     * between two that the matrix tests take the older behaviour unless this says otherwise.
+     */
+    public enum Capability {
+        /**
+         * {@code ucp_tag_recv_nbx} writes the sender tag and length into {@code recv_info} when it completes at
+         * once (UCX 1.13 leaves it unwritten). Where present, a polled tag receive is one call; before, it probes
+         * for an arrived message first ({@code ucp_tag_probe_nb} + {@code ucp_tag_msg_recv_nbx}).
+         */
+        TAG_RECV_INFO_ON_IMMEDIATE_COMPLETION(1, 18);
+
+        private final int major;
+        private final int minor;
+
+        Capability(int major, int minor) {
+            this.major = major;
+            this.minor = minor;
+        }
+
+        /**
+         * The oldest release this is used on.
+         *
+         * @return that release, as {@code major.minor.0}
+         */
+        public UcxVersion since() {
+            return new UcxVersion(major, minor, 0);
+        }
+    }
 
     /**
      * The UCX this process runs, from {@code ucp_get_version}.
@@ -33,6 +81,25 @@ public record UcxVersion(int major, int minor, int release) implements Comparabl
             ucx_h.ucp_get_version(v, v.asSlice(4), v.asSlice(8));
             return new UcxVersion(v.getAtIndex(JAVA_INT, 0), v.getAtIndex(JAVA_INT, 1), v.getAtIndex(JAVA_INT, 2));
         }
+    }
+
+    /**
+     * Whether ucx-ffm uses {@code capability} on this release.
+     *
+     * @param capability a release-dependent behaviour
+     * @return {@code true} if this release is at least the capability's {@link Capability#since()}
+     */
+    public boolean has(Capability capability) {
+        return atLeast(capability.major, capability.minor);
+    }
+
+    /**
+     * Whether this release is one ucx-ffm supports ({@value #OLDEST_SUPPORTED} or later).
+     *
+     * @return {@code true} if supported
+     */
+    public boolean isSupported() {
+        return atLeast(1, 13);
     }
 
     /**
