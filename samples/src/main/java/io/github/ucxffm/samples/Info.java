@@ -1,5 +1,6 @@
 package io.github.ucxffm.samples;
 
+import io.github.ucxffm.UcxVersion;
 import io.github.ucxffm.bindings.uct_component_attr;
 import io.github.ucxffm.bindings.uct_md_resource_desc;
 import io.github.ucxffm.bindings.uct_tl_resource_desc;
@@ -12,8 +13,9 @@ import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 /**
- * Prints the UCX version this JVM loaded and the transports UCX finds on this machine, as
- * {@code ucx_info -v -d} would: the first thing to run on a new machine.
+ * Prints the UCX version this JVM loaded, the releases ucx-ffm supports and what it does differently on this one,
+ * and the transports UCX finds on this machine, as {@code ucx_info -v -d} would: the first thing to run on a new
+ * machine.
  */
 public final class Info {
 
@@ -24,9 +26,15 @@ public final class Info {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment v = arena.allocate(JAVA_INT, 3);
             ucp_get_version(v, v.asSlice(4), v.asSlice(8));
-            System.out.printf("UCX %d.%d.%d (headers of the bindings: UCP API %d.%d), Java %s%n",
-                    v.getAtIndex(JAVA_INT, 0), v.getAtIndex(JAVA_INT, 1), v.getAtIndex(JAVA_INT, 2),
-                    UCP_API_MAJOR(), UCP_API_MINOR(), Runtime.version());
+            UcxVersion loaded = UcxVersion.runtime();
+            System.out.printf("UCX %s, Java %s%n", loaded, Runtime.version());
+            System.out.printf("ucx-ffm supports UCX %s and later%s; bindings generated from UCX %s; whole suite run on "
+                    + "UCX %s%n", UcxVersion.OLDEST_SUPPORTED, loaded.isSupported() ? "" : " (NOT this one)",
+                    UcxVersion.BINDINGS_GENERATED_FROM, UcxVersion.TESTED);
+            for (UcxVersion.Capability c : UcxVersion.Capability.values()) {
+                System.out.printf("  %-40s %s (UCX %s and later)%n", c.name().toLowerCase(java.util.Locale.ROOT),
+                        loaded.has(c) ? "used" : "not used", c.since());
+            }
             System.out.printf("%-12s %-12s %s%n", "component", "transport", "device");
             MemorySegment listP = arena.allocate(ADDRESS);
             MemorySegment countP = arena.allocate(JAVA_INT);
