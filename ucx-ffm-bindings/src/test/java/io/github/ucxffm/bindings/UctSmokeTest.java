@@ -229,6 +229,63 @@ class UctSmokeTest {
         }
     }
 
+    /**
+     * The interface's progress, registered in the worker's queue by uct_iface_progress_enable, and a callback the
+     * test registers next to it, both reached through the Java form of uct_worker_progress. With two elements in
+     * the fast array, a walk with another release's element size misses one of them: messages stay undelivered or
+     * the callback goes uncounted (or a field that is not a function gets called and the JVM dies).
+     */
+    @Test
+    void shouldProgressTheInterfaceAndARegisteredCallbackThroughTheWorkerQueue() {
+        try (Loopback loop = new Loopback()) {
+            AtomicInteger callbackRuns = new AtomicInteger();
+            MemorySegment callback = ucs_callback_t.allocate(arg -> {
+                try {
+                    callbackRuns.incrementAndGet();
+                } catch (Throwable t) {
+                    loop.handlerFailures.add(t);
+                }
+                return 0; // so that the work uct_worker_progress reports is the interface's alone
+            }, loop.arena);
+            MemorySegment id = loop.arena.allocateFrom(JAVA_INT, ucx_h.UCS_CALLBACKQ_ID_NULL());
+            ucx_h.uct_worker_progress_register_safe(loop.worker, callback, MemorySegment.NULL,
+                    ucx_h.UCS_CALLBACKQ_FLAG_FAST(), id);
+            loop.cleanups.push(() -> ucx_h.uct_worker_progress_unregister_safe(loop.worker, id));
+            // The first dispatch moves "safe" registrations into the fast array (and may run them twice).
+            UctInline.uct_worker_progress(loop.worker);
+
+            int messages = 5;
+            for (long i = 0; i < messages; i++) {
+                MemorySegment payload = loop.arena.allocateFrom(JAVA_LONG, i * i);
+                long header = i;
+                assertStatus(OK, (byte) loop.whenResourcesAllow(
+                        () -> UctInline.uct_ep_am_short(loop.ep, AM_ID, header, payload, Long.BYTES)),
+                        "uct_ep_am_short " + i);
+            }
+            callbackRuns.set(0); // tcp may have progressed the worker to connect
+            if (loop.mdName.equals("posix")) {
+                assertTrue(loop.received.isEmpty(), "posix delivers in the receiver's progress, not in the send");
+            }
+
+            int calls = 0;
+            int work = 0;
+            long deadline = System.nanoTime() + WAIT_NANOS;
+            while ((loop.received.size() < messages || calls < 10) && System.nanoTime() < deadline) {
+                work += UctInline.uct_worker_progress(loop.worker);
+                calls++;
+            }
+            assertEquals(calls, callbackRuns.get(), "the registered callback runs once per uct_worker_progress");
+            for (long i = 0; i < messages; i++) {
+                ByteBuffer data = ByteBuffer.wrap(loop.takeMessage().data).order(ByteOrder.nativeOrder());
+                assertEquals(i, data.getLong(), "messages arrive in order");
+                assertEquals(i * i, data.getLong());
+            }
+            if (loop.mdName.equals("posix")) {
+                assertTrue(work >= messages, "uct_worker_progress reports the interface's work: " + work);
+            }
+        }
+    }
+
     private static void assertStatus(byte expected, byte actual, String what) {
         assertEquals(expected, actual, () -> what + " returned " + statusString(actual) + ", expected "
                 + statusString(expected));

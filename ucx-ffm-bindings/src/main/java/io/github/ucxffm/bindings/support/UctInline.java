@@ -46,8 +46,11 @@ import io.github.ucxffm.bindings.uct_recv_desc;
 import io.github.ucxffm.bindings.uct_worker;
 
 import java.lang.foreign.AddressLayout;
+import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
 
+import static java.lang.foreign.MemoryLayout.PathElement.groupElement;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
@@ -68,10 +71,13 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * <p>Handles may be given either as segments read through the generated bindings (which can be read to any
  * length) or as zero-length segments made from an address; the latter are resized to the struct they point to.
  *
- * <p>All 36 {@code static inline} functions of UCX 1.13.1's {@code uct.h}, in header order:
+ * <p>All 36 {@code static inline} functions of {@code uct.h}, in header order. UCX 1.13.1, 1.18.1 and 1.23.0 define
+ * the same 36 with the same bodies (1.23 adds {@code uct/api/device/uct_device_impl.h}, whose {@code UCS_F_DEVICE}
+ * functions are GPU device code, C++ templates for {@code nvcc}/{@code hipcc} that {@code uct.h} does not include
+ * and no host program can call):
  * <ul>
  *   <li>{@link #uct_worker_progress} - the loop of {@code ucs_callbackq_dispatch} over
- *       {@code worker->progress_q}</li>
+ *       {@code worker->progress_q}; the one mirror whose memory layout depends on the release (below)</li>
  *   <li>{@link #uct_iface_flush}, {@link #uct_iface_fence}</li>
  *   <li>{@link #uct_iface_release_desc} - calls the {@code uct_recv_desc_t} stored just before the
  *       descriptor</li>
@@ -92,23 +98,92 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * </ul>
  * {@code uct_ep_check}, by contrast, is an exported function of {@code libuct} and is bound by the generated
  * {@code ucx_h.uct_ep_check}.
+ *
+ * <p><b>Releases.</b> One jar runs on UCX 1.13 to 1.23 while the generated bindings describe one release's headers
+ * (1.18.1). What each mirror reads was compared across the headers of 1.13.1, 1.18.1 and 1.23.0:
+ * <ul>
+ *   <li>The 33 dispatches read {@code uct_ep_t.iface}, {@code uct_iface_t.ops} and one {@code uct_iface_ops_t}
+ *       member, all declared in {@code uct/api/tl.h}, which is identical in the three releases but for its
+ *       copyright line: same members in the same order, same function-pointer types. They are release-independent
+ *       and use the generated layouts.</li>
+ *   <li>{@link #uct_iface_release_desc} reads the pointer before the descriptor and {@code uct_recv_desc_t.cb}
+ *       ({@code tl.h} too), and {@link #uct_completion_update_status} reads {@code uct_completion_t.status} at
+ *       offset 12 ({@code uct.h}, unchanged): release-independent.</li>
+ *   <li>{@link #uct_worker_progress} inlines {@code ucs_callbackq_dispatch}, which walks
+ *       {@code worker->progress_q.fast_elems} up to the first {@code NULL} callback. The loop is the same in every
+ *       release, but {@code ucs_callbackq_elem_t} is 24 bytes ({@code cb, arg, flags, id}) before UCX 1.16 and
+ *       16 bytes ({@code cb, arg}) since, and {@code uct_worker_t} shrank from 264 to 136 bytes. The stride and the
+ *       size are chosen once, at class initialisation, from the version {@code ucp_get_version} reports (the
+ *       comment of the field {@code CALLBACKQ_BEFORE_1_16} tells how the boundary was established) and kept in
+ *       {@code static final} fields, so the loop stays a loop over constants and allocates nothing.</li>
+ * </ul>
  */
 public final class UctInline {
 
     /** The C {@code void *} layout the bindings use, readable to any length. */
     private static final AddressLayout POINTER = ucx_h.C_POINTER;
 
-    /** Offset of {@code worker->progress_q.fast_elems} in {@code uct_worker_t}. */
-    private static final long FAST_ELEMS = uct_worker.progress_q$offset() + ucs_callbackq.fast_elems$offset();
+    /**
+     * {@code ucs_callbackq_elem_t} of UCX 1.15 and older, which the generated bindings (from a newer release) no
+     * longer describe: {@code { ucs_callback_t cb; void *arg; unsigned flags; int id; }}, 24 bytes.
+     */
+    static final StructLayout CALLBACKQ_ELEM_BEFORE_1_16 = MemoryLayout.structLayout(
+            ucx_h.C_POINTER.withName("cb"),
+            ucx_h.C_POINTER.withName("arg"),
+            ucx_h.C_INT.withName("flags"),
+            ucx_h.C_INT.withName("id")).withName("ucs_callbackq_elem");
 
-    /** Size of one {@code ucs_callbackq_elem_t} in the {@code fast_elems} array. */
-    private static final long CALLBACKQ_ELEM_SIZE = ucs_callbackq_elem.sizeof();
+    /**
+     * {@code uct_worker_t} of UCX 1.15 and older: its only member {@code progress_q} is a {@code ucs_callbackq_t}
+     * of {@code fast_elems[UCS_CALLBACKQ_FAST_COUNT + 1]} followed by {@code char priv[72]}, 264 bytes (136 since
+     * 1.16, where {@code priv} became a pointer).
+     */
+    static final StructLayout WORKER_BEFORE_1_16 = MemoryLayout.structLayout(
+            MemoryLayout.structLayout(
+                    MemoryLayout.sequenceLayout(ucx_h.UCS_CALLBACKQ_FAST_COUNT() + 1, CALLBACKQ_ELEM_BEFORE_1_16)
+                            .withName("fast_elems"),
+                    MemoryLayout.sequenceLayout(72, ucx_h.C_CHAR).withName("priv"))
+                    .withName("progress_q")).withName("uct_worker");
 
-    /** Offset of {@code ucs_callbackq_elem_t.cb}. */
-    private static final long CALLBACKQ_ELEM_CB = ucs_callbackq_elem.cb$offset();
+    /**
+     * Whether the loaded UCX has the 24-byte {@code ucs_callbackq_elem_t} of {@link #CALLBACKQ_ELEM_BEFORE_1_16}
+     * rather than the 16-byte {@code { cb, arg }} the generated bindings describe.
+     *
+     * <p>The element lost {@code flags} and {@code id}, and {@code priv} became a pointer, when the callback queue
+     * was reworked for scalable one-shot callbacks (UCX pull requests 9076, 9098 and 9102, opened in May 2023, the
+     * last one still in review on 2023-06-12; the same rework added {@code ucs/datastruct/callbackq_compat.h},
+     * copyright 2023, which 1.13 lacks and 1.18 and 1.23 install). No header carries a version macro for it. The
+     * 1.15 release was being prepared before that (its NEWS section was opened on 2023-05-10, pull request 9066,
+     * and its UCS notes do not mention the queue), and the 1.16.0 NEWS announces the rework ("UCS: Improved
+     * scalability of connection establishment flow"). The rule is therefore: 24 bytes before 1.16 (1.13.1
+     * measured; 1.14 and 1.15 by the history above), 16 bytes from 1.16 on (1.18.1 and 1.23.0 measured, 1.16 and
+     * 1.17 by the history above). {@code UctWorkerProgressTest} compares the choice with gcc's {@code sizeof}
+     * against the installed headers, so a release that breaks the rule fails there.
+     */
+    static final boolean CALLBACKQ_BEFORE_1_16 = !LoadedUcx.atLeast(1, 16);
 
-    /** Offset of {@code ucs_callbackq_elem_t.arg}. */
-    private static final long CALLBACKQ_ELEM_ARG = ucs_callbackq_elem.arg$offset();
+    /** Size of {@code uct_worker_t} in the loaded release: how far a zero-length worker handle is resized. */
+    static final long WORKER_SIZE = CALLBACKQ_BEFORE_1_16 ? WORKER_BEFORE_1_16.byteSize() : uct_worker.sizeof();
+
+    /** Offset of {@code worker->progress_q.fast_elems} in {@code uct_worker_t}: 0 in every release. */
+    static final long FAST_ELEMS = CALLBACKQ_BEFORE_1_16
+            ? WORKER_BEFORE_1_16.byteOffset(groupElement("progress_q"), groupElement("fast_elems"))
+            : uct_worker.progress_q$offset() + ucs_callbackq.fast_elems$offset();
+
+    /** Size of one {@code ucs_callbackq_elem_t} in the {@code fast_elems} array of the loaded release. */
+    static final long CALLBACKQ_ELEM_SIZE = CALLBACKQ_BEFORE_1_16
+            ? CALLBACKQ_ELEM_BEFORE_1_16.byteSize()
+            : ucs_callbackq_elem.sizeof();
+
+    /** Offset of {@code ucs_callbackq_elem_t.cb}: 0 in every release. */
+    static final long CALLBACKQ_ELEM_CB = CALLBACKQ_BEFORE_1_16
+            ? CALLBACKQ_ELEM_BEFORE_1_16.byteOffset(groupElement("cb"))
+            : ucs_callbackq_elem.cb$offset();
+
+    /** Offset of {@code ucs_callbackq_elem_t.arg}: 8 in every release. */
+    static final long CALLBACKQ_ELEM_ARG = CALLBACKQ_BEFORE_1_16
+            ? CALLBACKQ_ELEM_BEFORE_1_16.byteOffset(groupElement("arg"))
+            : ucs_callbackq_elem.arg$offset();
 
     static {
         if (POINTER.byteSize() != JAVA_LONG.byteSize()) {
@@ -141,13 +216,14 @@ public final class UctInline {
     /**
      * Java form of the static inline C function {@code uct_worker_progress}: {@code ucs_callbackq_dispatch} of
      * {@code worker->progress_q}, itself a static inline loop that calls every callback of the
-     * {@code fast_elems} array up to the element whose {@code cb} is {@code NULL}, summing their results.
+     * {@code fast_elems} array up to the element whose {@code cb} is {@code NULL}, summing their results. The array
+     * is walked with the element size of the loaded release: 24 bytes before UCX 1.16, 16 bytes since.
      *
      * @param worker {@code uct_worker_h}
      * @return the {@code unsigned} sum of the callbacks' results: nonzero when some work was done
      */
     public static int uct_worker_progress(MemorySegment worker) {
-        MemorySegment w = sized(worker, uct_worker.sizeof());
+        MemorySegment w = sized(worker, WORKER_SIZE);
         int count = 0;
         for (long elem = FAST_ELEMS; ; elem += CALLBACKQ_ELEM_SIZE) {
             // Pointers are read as integers and wrapped at the call: the JIT then allocates no segment.
