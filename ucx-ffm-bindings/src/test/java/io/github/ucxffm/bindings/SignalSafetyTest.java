@@ -103,6 +103,10 @@ class SignalSafetyTest {
         command.addAll(List.of("-cp", classpath, NullCheckProbe.class.getName()));
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
         pb.environment().remove("UCX_ERROR_SIGNALS");
+        // UCX installs its error-signal handlers only when UCX_HANDLE_ERRORS asks for an action; the default was
+        // "bt" up to 1.18 and is "none" from 1.23 (ucx_info -c). Ask for it, so that every release installs them
+        // unless the hook turned them off: the control then proves the probe detects UCX's handler everywhere.
+        pb.environment().put("UCX_HANDLE_ERRORS", "bt");
         Process p = pb.start();
         try {
             String out = new String(p.getInputStream().readAllBytes());
