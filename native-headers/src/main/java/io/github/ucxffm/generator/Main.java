@@ -56,7 +56,6 @@ public final class Main {
                 Path file = options.dumpRelease.resolve(base + "-" + release.version + ".txt");
                 String text = release.text(Path.of(options.header).getFileName().toString());
                 writeString(file, text);
-                System.out.println(file);
                 return Map.of(file.toString(), text);
             }
             Set<String> constants = new java.util.HashSet<>(options.includes.get(Options.Kind.CONSTANT));

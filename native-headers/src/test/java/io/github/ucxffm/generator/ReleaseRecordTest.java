@@ -13,6 +13,7 @@ import java.net.URLClassLoader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -120,7 +121,7 @@ class ReleaseRecordTest {
         Map<String, byte[]> second = SyntheticFixture.tree(again);
         assertEquals(first.keySet(), second.keySet());
         for (String file : first.keySet()) {
-            assertTrue(java.util.Arrays.equals(first.get(file), second.get(file)), file + " differs between two runs");
+            assertTrue(Arrays.equals(first.get(file), second.get(file)), file + " differs between two runs");
         }
         Files.writeString(java.resolve("rel/RelHook.java"), HOOK);
         classes = work.resolve("classes");
