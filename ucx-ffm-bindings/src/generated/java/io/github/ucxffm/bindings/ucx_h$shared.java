@@ -105,7 +105,7 @@ public class ucx_h$shared {
                 "ucs_numa_policy_names", "ucs_topo_get_memory_distance", "ucs_topo_get_pci_bw",
                 "ucs_topo_get_sysfs_dev", "ucs_topo_resolve_sysfs_path", "ucs_topo_sys_device_get_numa_node"
                 -> List.of("1.18.1", "1.23.0");
-                default -> null;
+            default -> null;
         };
     }
 
