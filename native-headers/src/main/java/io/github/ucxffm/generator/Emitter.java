@@ -61,11 +61,29 @@ final class Emitter {
     private final Map<String, String> files = new TreeMap<>();
     private final Set<Record> selectedRecords = new HashSet<>();
     private final List<String> warnings = new ArrayList<>();
+    /** The recorded releases, oldest first (empty without --release-record). */
+    private final List<Release> releases;
+    /** For each generated name that some recorded releases lack: the releases that have it, oldest first. */
+    private final Map<String, List<Release>> partial = new TreeMap<>();
+    /** The release the headers name through --release-version, or null. */
+    private final String headersRelease;
 
     Emitter(Options options, Unit unit) {
+        this(options, unit, List.of());
+    }
+
+    Emitter(Options options, Unit unit, List<Release> releases) {
         this.options = options;
         this.unit = unit;
         this.h = options.headerClassName;
+        this.releases = List.copyOf(releases);
+        String version = null;
+        for (Constant c : unit.constants) {
+            if (c.name().equals(options.releaseVersion) && c.value() instanceof String s) {
+                version = s;
+            }
+        }
+        this.headersRelease = version;
     }
 
     List<String> warnings() {
@@ -151,6 +169,49 @@ final class Emitter {
         }
         headerClasses(members);
         return files;
+    }
+
+    // ---- releases ---------------------------------------------------------------------------------------------
+
+    /** The recorded releases that have {@code name} when some lack it (remembered for the shared class), else null. */
+    private List<Release> partialReleases(String name) {
+        List<Release> has = new ArrayList<>();
+        for (Release r : releases) {
+            if (r.has(name)) {
+                has.add(r);
+            }
+        }
+        if (has.isEmpty() || has.size() == releases.size()) {
+            return null; // in every recorded release, or in none (not part of the recorded surface)
+        }
+        partial.put(name, has);
+        return has;
+    }
+
+    private String label() {
+        return options.releaseLabel;
+    }
+
+    /** "UCX 1.18.1 and later have it, UCX 1.13.1 lacks it", as the shared class also words it at run time. */
+    private String availabilityText(List<Release> has) {
+        List<String> yes = has.stream().map(r -> r.version).toList();
+        List<String> no = releases.stream().filter(r -> !has.contains(r)).map(r -> r.version).toList();
+        boolean suffix = releases.subList(releases.size() - has.size(), releases.size()).equals(has);
+        String haveIt = suffix && has.size() > 1 ? label() + " " + yes.getFirst() + " and later have it"
+                : label() + " " + String.join(", ", yes) + (yes.size() > 1 ? " have it" : " has it");
+        return haveIt + ", " + label() + " " + String.join(", ", no) + (no.size() > 1 ? " lack it" : " lacks it");
+    }
+
+    /** The Javadoc paragraph of a name that some recorded releases lack; empty for the others. */
+    private String releaseNote(String name) {
+        List<Release> has = partialReleases(name);
+        if (has == null) {
+            return "";
+        }
+        boolean suffix = releases.subList(releases.size() - has.size(), releases.size()).equals(has);
+        String lead = suffix ? "Since " + label() + " " + has.getFirst().majorMinor() + " at the latest"
+                : "Not in every " + label() + " release";
+        return lead + " (recorded releases: " + availabilityText(has) + ").";
     }
 
     // ---- selection checks -----------------------------------------------------------------------------------------
@@ -424,6 +485,11 @@ final class Emitter {
     }
 
     private static String snippet(String indent, String c) {
+        return snippet(indent, c, "");
+    }
+
+    /** A C snippet, then {@code note} (plain text, wrapped) as a paragraph when it is not empty. */
+    private static String snippet(String indent, String c, String note) {
         StringBuilder sb = new StringBuilder();
         sb.append(indent).append("/**\n");
         sb.append(indent).append(" * {@snippet lang=c :\n");
@@ -431,21 +497,31 @@ final class Emitter {
             sb.append(indent).append(" * ").append(escapeDoc(line)).append('\n');
         }
         sb.append(indent).append(" * }\n");
+        if (!note.isEmpty()) {
+            String prefix = "<p>";
+            StringBuilder line = new StringBuilder();
+            for (String word : escapeDoc(note).split(" ")) {
+                if (!line.isEmpty() && indent.length() + 3 + line.length() + 1 + word.length() > 116) {
+                    sb.append(indent).append(" * ").append(line).append('\n');
+                    line.setLength(0);
+                }
+                line.append(line.isEmpty() ? prefix : " ").append(word);
+                prefix = "";
+            }
+            sb.append(indent).append(" * ").append(line).append('\n');
+        }
         sb.append(indent).append(" */\n");
         return sb.toString();
     }
 
     private static String doc(String indent, String text, String c) {
-        StringBuilder sb = new StringBuilder();
-        sb.append(indent).append("/**\n");
-        sb.append(indent).append(" * ").append(text).append('\n');
-        sb.append(indent).append(" * {@snippet lang=c :\n");
-        for (String line : c.split("\n")) {
-            sb.append(indent).append(" * ").append(escapeDoc(line)).append('\n');
-        }
-        sb.append(indent).append(" * }\n");
-        sb.append(indent).append(" */\n");
-        return sb.toString();
+        return doc(indent, text, c, "");
+    }
+
+    private static String doc(String indent, String text, String c, String note) {
+        String snippet = snippet(indent, c, note);
+        int afterOpening = indent.length() + 4;
+        return snippet.substring(0, afterOpening) + indent + " * " + text + "\n" + snippet.substring(afterOpening);
     }
 
     private static String escapeDoc(String s) {
@@ -482,7 +558,8 @@ final class Emitter {
                 throw new GeneratorException("typedef " + t.name() + " names " + r.cSpelling
                         + ", which is not generated; add it to the argument file");
             }
-            files.put(t.name() + ".java", fileOf(snippet("", "typedef " + r.cSpelling + " " + t.name()) + """
+            files.put(t.name() + ".java", fileOf(snippet("", "typedef " + r.cSpelling + " " + t.name(),
+                    releaseNote(t.name())) + """
                     public class %1$s extends %2$s {
 
                         %1$s() {
@@ -494,7 +571,8 @@ final class Emitter {
         }
         if (u instanceof Typedef(String base, CType baseType) && isClassTypedef(baseType)
                 && options.includes.get(Options.Kind.TYPEDEF).contains(base)) {
-            files.put(t.name() + ".java", fileOf(snippet("", "typedef " + base + " " + t.name()) + """
+            files.put(t.name() + ".java", fileOf(snippet("", "typedef " + base + " " + t.name(),
+                    releaseNote(t.name())) + """
                     public class %1$s extends %2$s {
 
                         %1$s() {
@@ -524,7 +602,7 @@ final class Emitter {
             return;
         }
         requireByValue(u, "typedef " + t.name());
-        members.add(new Member(snippet("    ", "typedef " + spellingOf(u) + " " + t.name())
+        members.add(new Member(snippet("    ", "typedef " + spellingOf(u) + " " + t.name(), releaseNote(t.name()))
                 + "    public static final " + layoutType(u) + " " + t.name() + " = " + layout(u) + ";\n"));
     }
 
@@ -617,7 +695,7 @@ final class Emitter {
                 doc("    ", "Function descriptor for:", proto),
                 doc("    ", "Downcall method handle for:", proto),
                 doc("    ", "Address for:", proto),
-                snippet("    ", proto), ret, parameterList(f, names, alloc), call);
+                snippet("    ", proto, releaseNote(n)), ret, parameterList(f, names, alloc), call);
         return new Member(text);
     }
 
@@ -705,7 +783,8 @@ final class Emitter {
                             }
                         }
                     }
-                """.formatted(doc("    ", "Variadic invoker class for:", proto), n, descriptor(f), h,
+                """.formatted(doc("    ", "Variadic invoker class for:", proto, releaseNote(n)), n,
+                descriptor(f), h,
                 escapeDoc(proto), ret, params, call);
         return new Member(text);
     }
@@ -757,56 +836,45 @@ final class Emitter {
 
                 %7$s""".formatted(n, lt, layout(v.type()), h,
                 doc("    ", "Layout for the variable:", decl),
-                doc("    ", "Segment for the variable:", decl), access);
+                snippet("    ", decl, ("The segment of the variable. " + releaseNote(n)).strip()), access);
         return new Member(text);
     }
 
     private Member constant(Constant c) {
         String n = c.name();
-        if (c.value() instanceof String s) {
+        String note = releaseNote(n);
+        String type = c.value() instanceof String ? "String" : c.pointer() ? "MemorySegment" : c.type().carrier;
+        String cText = c.value() instanceof String s ? "#define " + n + " " + javaString(s)
+                : c.pointer() ? "#define " + n + " (void*) " + c.value()
+                : (c.type() == Prim.INT || c.type() == Prim.LONG ? "enum or #define " : "#define ") + n + " = "
+                        + cValue(c.type(), c.value());
+        List<Release> changes = new ArrayList<>();
+        List<String> literals = new ArrayList<>();
+        StringBuilder perRelease = new StringBuilder();
+        for (Release r : releases) {
+            Release.Value v = r.constants.get(n);
+            if (v == null) {
+                continue;
+            }
+            String literal = c.value() instanceof String ? stringLiteral(c, v, r) : literal(c, parse(c, v, r));
+            perRelease.append(perRelease.isEmpty() ? "" : ", ").append(v.text()).append(" in ").append(r.name());
+            if (literals.isEmpty() || !literals.getLast().equals(literal)) {
+                changes.add(r);
+                literals.add(literal);
+            }
+        }
+        if (changes.size() > 1) {
+            return releaseDependentConstant(c, type, changes, literals, perRelease.toString(), note);
+        }
+        String literal = literal(c, c.value());
+        String doc = snippet("    ", cText, note);
+        if (c.value() instanceof String || c.pointer()) {
             return new Member("""
 
-                    %2$s    public static String %1$s() {
+                    %2$s    public static %4$s %1$s() {
                             return %3$s;
                         }
-                    """.formatted(n, snippet("    ", "#define " + n + " " + javaString(s)), javaString(s)));
-        }
-        if (c.pointer()) {
-            long v = (Long) c.value();
-            return new Member("""
-
-                    %2$s    public static MemorySegment %1$s() {
-                            return MemorySegment.ofAddress(%3$dL);
-                        }
-                    """.formatted(n, snippet("    ", "#define " + n + " (void*) " + v), v));
-        }
-        String type = c.type().carrier;
-        String literal;
-        String cValue;
-        switch (c.type()) {
-            case INT -> {
-                int v = (int) (long) (Long) c.value();
-                literal = Integer.toString(v);
-                cValue = literal;
-            }
-            case LONG, LONG_LONG -> {
-                long v = (Long) c.value();
-                literal = v + "L";
-                cValue = Long.toString(v);
-            }
-            case FLOAT -> {
-                float v = (float) (double) (Double) c.value();
-                literal = Float.isNaN(v) ? "Float.NaN" : Float.isInfinite(v)
-                        ? (v > 0 ? "Float.POSITIVE_INFINITY" : "Float.NEGATIVE_INFINITY") : v + "f";
-                cValue = Float.toString(v);
-            }
-            case DOUBLE -> {
-                double v = (Double) c.value();
-                literal = Double.isNaN(v) ? "Double.NaN" : Double.isInfinite(v)
-                        ? (v > 0 ? "Double.POSITIVE_INFINITY" : "Double.NEGATIVE_INFINITY") : Double.toString(v);
-                cValue = literal;
-            }
-            default -> throw new GeneratorException("constant " + n + " has an unexpected type " + c.type());
+                    """.formatted(n, doc, literal, type));
         }
         return new Member("""
 
@@ -815,8 +883,109 @@ final class Emitter {
                 %4$s    public static %2$s %1$s() {
                         return %1$s;
                     }
-                """.formatted(n, type, literal, snippet("    ", (c.type() == Prim.INT || c.type() == Prim.LONG
-                ? "enum or #define " : "#define ") + n + " = " + cValue)));
+                """.formatted(n, type, literal, doc));
+    }
+
+    /**
+     * A constant whose value differs between the recorded releases: a holder class resolves it once, from the loaded
+     * library's release, into a static final that the JIT folds like a literal.
+     */
+    private Member releaseDependentConstant(Constant c, String type, List<Release> changes, List<String> literals,
+                                            String perRelease, String note) {
+        String n = c.name();
+        String kind = c.value() instanceof String || c.pointer() ? "#define " : c.type() == Prim.INT
+                || c.type() == Prim.LONG ? "enum or #define " : "#define ";
+        String from = headersRelease == null ? "" : "; the " + label() + " " + headersRelease
+                + " headers these bindings were generated from say " + cValue(c);
+        String text = "Its value differs between " + label() + " releases: " + perRelease + from + ". This returns "
+                + "the value of the newest recorded release not newer than the loaded " + label() + " (of the oldest "
+                + "recorded release when the loaded one is older than all of them), resolved once, on first use. "
+                + note;
+        StringBuilder codes = new StringBuilder();
+        StringBuilder cases = new StringBuilder();
+        for (int i = 0; i < changes.size(); i++) {
+            Release r = changes.get(i);
+            codes.append(i == 0 ? "" : ", ").append(String.format("0x%06x", r.code));
+            String label = i + 1 < changes.size() ? "case " + i : "default";
+            cases.append("            ").append(label).append(" -> ").append(literals.get(i)).append("; // ")
+                    .append(r.name()).append(i + 1 < changes.size() ? "" : " and later").append('\n');
+        }
+        return new Member("""
+
+                    private static final class %1$s$ {
+                        static final %2$s VALUE = switch (%3$s$shared.releaseIndex(%4$s)) {
+                %5$s        };
+                    }
+
+                %6$s    public static %2$s %1$s() {
+                        return %1$s$.VALUE;
+                    }
+                """.formatted(n, type, h, codes, cases, snippet("    ", kind + n, text.strip())));
+    }
+
+    /** A release record writes a string constant as a Java literal already. */
+    private static String stringLiteral(Constant c, Release.Value v, Release r) {
+        if (!v.type().equals("string") || !v.text().startsWith("\"")) {
+            throw new GeneratorException(c.name() + " is a string but " + r.name() + " records " + v.type() + " "
+                    + v.text());
+        }
+        return v.text();
+    }
+
+    /** The value a release record gives, as the Java type of the constant the headers define. */
+    private static Object parse(Constant c, Release.Value v, Release r) {
+        try {
+            return switch (c.type()) {
+                case INT, LONG, LONG_LONG -> Long.parseLong(v.text());
+                case FLOAT, DOUBLE -> Double.parseDouble(v.text());
+                default -> throw new GeneratorException("constant " + c.name() + " has an unexpected type " + c.type());
+            };
+        } catch (NumberFormatException e) {
+            throw new GeneratorException(r.name() + " records " + c.name() + " as " + v.text()
+                    + ", which is no " + c.type());
+        }
+    }
+
+    /** The Java expression of a constant's value; a string from a release record is a literal already. */
+    private static String literal(Constant c, Object value) {
+        if (c.value() instanceof String) {
+            return javaString((String) value);
+        }
+        if (c.pointer()) {
+            return "MemorySegment.ofAddress(" + value + "L)";
+        }
+        return switch (c.type()) {
+            case INT -> Integer.toString((int) (long) (Long) value);
+            case LONG, LONG_LONG -> (Long) value + "L";
+            case FLOAT -> {
+                float v = (float) (double) (Double) value;
+                yield Float.isNaN(v) ? "Float.NaN" : Float.isInfinite(v)
+                        ? (v > 0 ? "Float.POSITIVE_INFINITY" : "Float.NEGATIVE_INFINITY") : v + "f";
+            }
+            case DOUBLE -> {
+                double v = (Double) value;
+                yield Double.isNaN(v) ? "Double.NaN" : Double.isInfinite(v)
+                        ? (v > 0 ? "Double.POSITIVE_INFINITY" : "Double.NEGATIVE_INFINITY") : Double.toString(v);
+            }
+            default -> throw new GeneratorException("constant " + c.name() + " has an unexpected type " + c.type());
+        };
+    }
+
+    private static String cValue(Constant c) {
+        if (c.value() instanceof String s) {
+            return javaString(s);
+        }
+        return c.pointer() ? "(void*) " + c.value() : cValue(c.type(), c.value());
+    }
+
+    private static String cValue(Prim type, Object value) {
+        return switch (type) {
+            case INT -> Integer.toString((int) (long) (Long) value);
+            case LONG, LONG_LONG -> Long.toString((Long) value);
+            case FLOAT -> Float.toString((float) (double) (Double) value);
+            case DOUBLE -> Double.toString((Double) value);
+            case null, default -> String.valueOf(value);
+        };
     }
 
     static String javaString(String s) {
@@ -854,7 +1023,11 @@ final class Emitter {
             StringBuilder sb = new StringBuilder();
             if (part == 0) {
                 sb.append("/**\n * Functions, constants, typedef layouts and variables of ")
-                        .append(Path.of(options.header).getFileName()).append(".\n */\n");
+                        .append(Path.of(options.header).getFileName());
+                if (headersRelease != null) {
+                    sb.append(", generated from the headers of ").append(label()).append(' ').append(headersRelease);
+                }
+                sb.append(".\n */\n");
             } else {
                 sb.append("/** Part ").append(part).append(" of {@link ").append(h).append("}. */\n");
             }
@@ -879,7 +1052,7 @@ final class Emitter {
         }
         String hook = options.libraryHook;
         String before = hook == null ? "" : "        " + hook + ".beforeLoad();\n";
-        String describe = hook == null ? "\"\"" : "\" (\" + " + hook + ".describe() + \")\"";
+        String describe = hook == null ? "\"the loaded libraries\"" : "\"the loaded \" + " + hook + ".describe()";
         return """
                 /**
                  * Layouts and lookup helpers shared by the parts of {@link %1$s}.
@@ -934,9 +1107,11 @@ final class Emitter {
                     }
 
                     static UnsatisfiedLinkError missing(String symbol) {
-                        return new UnsatisfiedLinkError("unresolved symbol: " + symbol + %4$s);
+                        String availability = availability(symbol);
+                        return new UnsatisfiedLinkError(symbol + " is not in " + %4$s
+                            + (availability == null ? "" : " (" + availability + ")"));
                     }
-
+                %5$s
                     static MemorySegment requireAddress(MemorySegment address, String symbol) {
                         if (address == null) {
                             throw missing(symbol);
@@ -973,7 +1148,90 @@ final class Emitter {
                         }
                     }
                 }
-                """.formatted(h, before, lookup, describe);
+                """.formatted(h, before, lookup, describe, indentBlock(releaseMembers(), "    "));
+    }
+
+    /** The shared class's record of releases: which recorded releases have the names some lack, and the version test. */
+    private String releaseMembers() {
+        StringBuilder sb = new StringBuilder();
+        StringBuilder recorded = new StringBuilder();
+        for (Release r : releases) {
+            recorded.append(recorded.isEmpty() ? "" : ", ").append(javaString(r.version));
+        }
+        Map<String, List<String>> byReleases = new TreeMap<>();
+        for (Map.Entry<String, List<Release>> e : partial.entrySet()) {
+            String key = String.join(", ", e.getValue().stream().map(r -> javaString(r.version)).toList());
+            byReleases.computeIfAbsent(key, k -> new ArrayList<>()).add(e.getKey());
+        }
+        StringBuilder cases = new StringBuilder();
+        for (Map.Entry<String, List<String>> e : byReleases.entrySet()) {
+            cases.append("        case ");
+            int width = 13;
+            List<String> names = e.getValue();
+            for (int i = 0; i < names.size(); i++) {
+                String item = javaString(names.get(i)) + (i + 1 < names.size() ? "," : "");
+                if (i > 0 && width + 1 + item.length() > 116) {
+                    cases.append("\n            ");
+                    width = 12;
+                } else if (i > 0) {
+                    cases.append(' ');
+                    width++;
+                }
+                cases.append(item);
+                width += item.length();
+            }
+            cases.append("\n            -> List.of(").append(e.getKey()).append(");\n");
+        }
+        sb.append("""
+
+                /** The releases of %1$s whose records these bindings were generated with, oldest first. */
+                static final List<String> RECORDED_RELEASES = List.of(%2$s);
+
+                /**
+                 * The recorded releases that declare {@code name} (a function, constant, record, typedef or variable of
+                 * these bindings), oldest first, when some recorded releases lack it; null when all or none of them
+                 * declare it.
+                 */
+                static List<String> releasesOf(String name) {
+                    return switch (name) {
+                %3$s        default -> null;
+                    };
+                }
+
+                /** Which recorded releases have {@code name} and which lack it, for messages; null when all have it. */
+                static String availability(String name) {
+                    List<String> has = releasesOf(name);
+                    if (has == null) {
+                        return null;
+                    }
+                    List<String> lacks = new ArrayList<>(RECORDED_RELEASES);
+                    lacks.removeAll(has);
+                    boolean newest = RECORDED_RELEASES.subList(RECORDED_RELEASES.size() - has.size(),
+                        RECORDED_RELEASES.size()).equals(has);
+                    String haveIt = newest && has.size() > 1 ? "%1$s " + has.getFirst() + " and later have it"
+                        : "%1$s " + String.join(", ", has) + (has.size() > 1 ? " have it" : " has it");
+                    return haveIt + ", %1$s " + String.join(", ", lacks) + (lacks.size() > 1 ? " lack it" : " lacks it");
+                }
+                """.formatted(label(), recorded, cases));
+        String hook = options.libraryHook;
+        if (hook != null && !releases.isEmpty()) {
+            sb.append("""
+
+                    /**
+                     * Index of the newest of {@code firsts} (release codes {@code MAJOR << 16 | MINOR << 8 | PATCH},
+                     * ascending) not newer than the loaded %1$s, or 0 when the loaded one is older than all of them.
+                     */
+                    static int releaseIndex(int... firsts) {
+                        int loaded = %2$s.version();
+                        int i = firsts.length - 1;
+                        while (i > 0 && firsts[i] > loaded) {
+                            i--;
+                        }
+                        return i;
+                    }
+                    """.formatted(label(), hook));
+        }
+        return sb.toString();
     }
 
     // ---- records ----------------------------------------------------------------------------------------------
@@ -1102,7 +1360,7 @@ final class Emitter {
         String cDecl = r.anonymous() && !nested ? "typedef " + cDeclaration(r, "") + " " + r.javaName
                 : cDeclaration(r, "");
         StringBuilder sb = new StringBuilder();
-        sb.append(snippet(in, cDecl));
+        sb.append(snippet(in, cDecl, nested ? "" : releaseNote(r.javaName)));
         sb.append(in).append(mod).append(name).append(" {\n\n");
         sb.append(in).append("    ").append(name).append("() {\n").append(in)
                 .append("        // Should not be called directly\n").append(in).append("    }\n\n");
@@ -1401,7 +1659,7 @@ final class Emitter {
                     }
                     """.formatted(ret, params, descriptor(f), h, name, invokeParams, call);
         }
-        String text = snippet("", cDecl) + mod + name + " {\n\n    " + name
+        String text = snippet("", cDecl, in.isEmpty() ? releaseNote(name) : "") + mod + name + " {\n\n    " + name
                 + "() {\n        // Should not be called directly\n    }\n\n" + indentBlock(body, "    ") + "}\n";
         return in.isEmpty() ? text : indentBlock(text, in);
     }

@@ -46,9 +46,24 @@ public final class Main {
                 writeString(options.dumpIncludes, text);
                 return Map.of(options.dumpIncludes.toString(), text);
             }
-            Set<String> constants = options.includes.get(Options.Kind.CONSTANT);
+            if (options.dumpRelease != null) {
+                java.util.function.Predicate<String> wanted = file -> options.headerFilters.isEmpty()
+                        || options.headerFilters.stream().anyMatch(file::contains);
+                Model.Unit unit = parser.parse(options.header,
+                        file -> wanted.test(file), name -> true);
+                Release release = Release.of(unit, wanted, options.releaseLabel, options.releaseVersion);
+                String base = Path.of(options.header).getFileName().toString().replaceAll("\\.h$", "");
+                Path file = options.dumpRelease.resolve(base + "-" + release.version + ".txt");
+                String text = release.text(Path.of(options.header).getFileName().toString());
+                writeString(file, text);
+                return Map.of(file.toString(), text);
+            }
+            Set<String> constants = new java.util.HashSet<>(options.includes.get(Options.Kind.CONSTANT));
+            if (options.releaseVersion != null) {
+                constants.add(options.releaseVersion);
+            }
             Model.Unit unit = parser.parse(options.header, file -> true, constants::contains);
-            Emitter emitter = new Emitter(options, unit);
+            Emitter emitter = new Emitter(options, unit, Release.readAll(options.releaseRecords));
             Map<String, String> files = emitter.render();
             for (String warning : emitter.warnings()) {
                 System.err.println("ucx-ffm-generator: warning: " + warning);

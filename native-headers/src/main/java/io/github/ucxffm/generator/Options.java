@@ -50,7 +50,24 @@ final class Options {
                                            what to generate (at least one; nothing else is generated)
               --dump-includes FILE         write every symbol of the headers matched by --header-filter as an
                                            argument file, and generate nothing
-              --header-filter TEXT         with --dump-includes: keep headers whose path contains TEXT
+              --header-filter TEXT         with --dump-includes or --dump-release: keep headers whose path
+                                           contains TEXT
+              --dump-release DIR           (ucx-ffm extension) write the public surface of the headers matched
+                                           by --header-filter (functions, constants with type and value,
+                                           records with size and field offsets, typedefs, variables) to
+                                           DIR/NAME-VERSION.txt (NAME: the header's base name), and generate
+                                           nothing
+              --release-version MACRO      (ucx-ffm extension) the string macro naming the headers' release
+                                           (MAJOR.MINOR.PATCH); needed by --dump-release
+              --release-label TEXT         (ucx-ffm extension) how messages name the library (default: the
+                                           header's base name in capitals)
+              --release-record FILE        (ucx-ffm extension) a record written by --dump-release (repeatable;
+                                           relative to the argument file that names it): symbols that not every
+                                           recorded release has get a note in their Javadoc and in the
+                                           missing-symbol error, and a constant whose value differs between
+                                           releases is resolved when first used from the loaded library's
+                                           version, which the --library-hook class gives by a static int
+                                           version() (MAJOR << 16 | MINOR << 8 | PATCH)
               --libclang PATH              the libclang shared library (else UCXFFM_LIBCLANG, else the usual paths)
               --decls-per-header N         (ucx-ffm extension) at most N declarations per header class part;
                                            more go to NAME_1, NAME_2, ... up the superclass chain to NAME$shared
@@ -66,6 +83,10 @@ final class Options {
     final List<String> clangArgs = new ArrayList<>();
     final Map<Kind, Set<String>> includes = new EnumMap<>(Kind.class);
     Path dumpIncludes;
+    Path dumpRelease;
+    String releaseVersion;
+    String releaseLabel;
+    final List<Path> releaseRecords = new ArrayList<>();
     final List<String> headerFilters = new ArrayList<>();
     Optional<Path> libclang = Optional.empty();
     int declsPerHeader = DEFAULT_DECLS_PER_HEADER;
@@ -97,6 +118,10 @@ final class Options {
                 case "-D" -> o.clangArgs.add("-D" + value(args, ++i, arg));
                 case "--dump-includes" -> o.dumpIncludes = Path.of(value(args, ++i, arg));
                 case "--header-filter" -> o.headerFilters.add(value(args, ++i, arg));
+                case "--dump-release" -> o.dumpRelease = Path.of(value(args, ++i, arg));
+                case "--release-version" -> o.releaseVersion = value(args, ++i, arg);
+                case "--release-label" -> o.releaseLabel = value(args, ++i, arg);
+                case "--release-record" -> o.releaseRecords.add(Path.of(value(args, ++i, arg)));
                 case "--libclang" -> o.libclang = Optional.of(Path.of(value(args, ++i, arg)));
                 case "--decls-per-header" -> o.declsPerHeader = positive(value(args, ++i, arg), arg);
                 default -> {
@@ -119,7 +144,18 @@ final class Options {
             String base = Path.of(o.header).getFileName().toString().replaceAll("\\.h$", "");
             o.headerClassName = base.replaceAll("[^A-Za-z0-9_]", "_") + "_h";
         }
-        if (o.dumpIncludes == null) {
+        if (o.releaseLabel == null) {
+            o.releaseLabel = Path.of(o.header).getFileName().toString().replaceAll("\\.h$", "")
+                    .toUpperCase(java.util.Locale.ROOT);
+        }
+        if (o.dumpRelease != null && o.releaseVersion == null) {
+            throw new GeneratorException("--dump-release needs --release-version MACRO to name the release");
+        }
+        if (!o.releaseRecords.isEmpty() && o.libraryHook == null) {
+            throw new GeneratorException("--release-record needs a --library-hook class whose static int version() "
+                    + "gives the loaded library's release");
+        }
+        if (o.dumpIncludes == null && o.dumpRelease == null) {
             if (o.output == null) {
                 throw new GeneratorException("--output is required\n" + USAGE);
             }
@@ -171,16 +207,17 @@ final class Options {
                     throw new UncheckedIOException("cannot read argument file " + file, e);
                 }
                 List<String> words = new ArrayList<>();
+                Path parent = file.toAbsolutePath().getParent();
                 for (String line : lines) {
                     String trimmed = line.strip();
                     if (trimmed.isEmpty() || trimmed.startsWith("#")) {
                         continue;
                     }
                     for (String word : trimmed.split("\\s+")) {
-                        words.add(word);
+                        boolean recordPath = !words.isEmpty() && words.getLast().equals("--release-record");
+                        words.add(recordPath ? parent.resolve(word).normalize().toString() : word);
                     }
                 }
-                Path parent = file.toAbsolutePath().getParent();
                 out.addAll(expand(words, parent));
             } else {
                 out.add(arg);

@@ -19,6 +19,7 @@ import static java.lang.foreign.ValueLayout.*;
  *     size_t count;
  * }
  * }
+ * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
  */
 public class ucp_datatype_attr {
 

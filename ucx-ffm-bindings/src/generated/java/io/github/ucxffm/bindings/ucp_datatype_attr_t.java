@@ -14,6 +14,7 @@ import static java.lang.foreign.ValueLayout.*;
  * {@snippet lang=c :
  * typedef struct ucp_datatype_attr ucp_datatype_attr_t
  * }
+ * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
  */
 public class ucp_datatype_attr_t extends ucp_datatype_attr {
 

@@ -14,6 +14,7 @@ import static java.lang.foreign.ValueLayout.*;
  * {@snippet lang=c :
  * typedef struct ucp_memh_buffer_release_params ucp_memh_buffer_release_params_t
  * }
+ * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
  */
 public class ucp_memh_buffer_release_params_t extends ucp_memh_buffer_release_params {
 

@@ -17,6 +17,7 @@ import static java.lang.foreign.ValueLayout.*;
  *     const char * device_name;
  * } ucp_transport_entry_t
  * }
+ * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
  */
 public class ucp_transport_entry_t {
 

@@ -18,6 +18,7 @@ import static java.lang.foreign.ValueLayout.*;
  *     size_t entry_size;
  * } ucp_transports_t
  * }
+ * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
  */
 public class ucp_transports_t {
 

@@ -67,7 +67,74 @@ public class ucx_h$shared {
     }
 
     static UnsatisfiedLinkError missing(String symbol) {
-        return new UnsatisfiedLinkError("unresolved symbol: " + symbol + " (" + io.github.ucxffm.bindings.support.UcxLibraryHook.describe() + ")");
+        String availability = availability(symbol);
+        return new UnsatisfiedLinkError(symbol + " is not in " + "the loaded " + io.github.ucxffm.bindings.support.UcxLibraryHook.describe()
+            + (availability == null ? "" : " (" + availability + ")"));
+    }
+
+    /** The releases of UCX whose records these bindings were generated with, oldest first. */
+    static final List<String> RECORDED_RELEASES = List.of("1.13.1", "1.18.1", "1.23.0");
+
+    /**
+     * The recorded releases that declare {@code name} (a function, constant, record, typedef or variable of
+     * these bindings), oldest first, when some recorded releases lack it; null when all or none of them
+     * declare it.
+     */
+    static List<String> releasesOf(String name) {
+        return switch (name) {
+            case "ucs_sys_topo_providers_list"
+                -> List.of("1.18.1");
+            case "UCP_AM_SEND_FLAG_COPY_HEADER", "UCP_DATATYPE_ATTR_FIELD_BUFFER", "UCP_DATATYPE_ATTR_FIELD_COUNT",
+                "UCP_DATATYPE_ATTR_FIELD_PACKED_SIZE", "UCP_EP_ATTR_FIELD_TRANSPORTS", "UCP_EP_ATTR_FIELD_USER_DATA",
+                "UCP_FEATURE_EXPORTED_MEMH", "UCP_MEMH_PACK_FLAG_EXPORT", "UCP_MEMH_PACK_PARAM_FIELD_FLAGS",
+                "UCP_MEM_MAP_LOCK", "UCP_MEM_MAP_PARAM_FIELD_EXPORTED_MEMH_BUFFER", "UCP_MEM_MAP_SYMMETRIC_RKEY",
+                "UCS_MEMORY_TYPE_RDMA", "UCS_MEMORY_TYPE_ZE_DEVICE", "UCS_MEMORY_TYPE_ZE_HOST",
+                "UCS_MEMORY_TYPE_ZE_MANAGED", "UCS_NUMA_NODE_DEFAULT", "UCS_NUMA_NODE_UNDEFINED",
+                "UCT_COMPONENT_FLAG_RKEY_PTR", "UCT_DMABUF_FD_INVALID", "UCT_EP_PARAM_FIELD_DEV_ADDR_LENGTH",
+                "UCT_EP_PARAM_FIELD_IFACE_ADDR_LENGTH", "UCT_FLUSH_FLAG_REMOTE", "UCT_IFACE_FEATURE_FLUSH_REMOTE",
+                "UCT_IFACE_FLAG_INTER_NODE", "UCT_MD_FLAG_EXPORTED_MKEY", "UCT_MD_FLAG_LAST", "UCT_MD_FLAG_REG_DMABUF",
+                "UCT_MD_GLOBAL_ID_MAX", "UCT_MD_MEM_ATTR_FIELD_DMABUF_FD", "UCT_MD_MEM_ATTR_FIELD_DMABUF_OFFSET",
+                "UCT_MD_MEM_GVA", "UCT_MD_MEM_SYMMETRIC_RKEY", "ucp_datatype_attr", "ucp_datatype_attr_t",
+                "ucp_dt_query", "ucp_memh_buffer_release", "ucp_memh_buffer_release_params",
+                "ucp_memh_buffer_release_params_t", "ucp_memh_pack", "ucp_memh_pack_params", "ucp_memh_pack_params_t",
+                "ucp_rkey_compare", "ucp_rkey_compare_params", "ucp_rkey_compare_params_t", "ucp_transport_entry_t",
+                "ucp_transports_t", "ucs_callbackq_add_oneshot", "ucs_callbackq_key_t", "ucs_callbackq_remove_oneshot",
+                "ucs_debug_asan_validate_address", "ucs_debug_disable_signal", "ucs_numa_cleanup", "ucs_numa_distance",
+                "ucs_numa_distance_t", "ucs_numa_init", "ucs_numa_node_of_cpu", "ucs_numa_node_of_device",
+                "ucs_numa_node_t", "ucs_numa_num_configured_cpus", "ucs_numa_num_configured_nodes",
+                "ucs_numa_policy_names", "ucs_topo_get_memory_distance", "ucs_topo_get_pci_bw",
+                "ucs_topo_get_sysfs_dev", "ucs_topo_resolve_sysfs_path", "ucs_topo_sys_device_get_numa_node"
+                -> List.of("1.18.1", "1.23.0");
+            default -> null;
+        };
+    }
+
+    /** Which recorded releases have {@code name} and which lack it, for messages; null when all have it. */
+    static String availability(String name) {
+        List<String> has = releasesOf(name);
+        if (has == null) {
+            return null;
+        }
+        List<String> lacks = new ArrayList<>(RECORDED_RELEASES);
+        lacks.removeAll(has);
+        boolean newest = RECORDED_RELEASES.subList(RECORDED_RELEASES.size() - has.size(),
+            RECORDED_RELEASES.size()).equals(has);
+        String haveIt = newest && has.size() > 1 ? "UCX " + has.getFirst() + " and later have it"
+            : "UCX " + String.join(", ", has) + (has.size() > 1 ? " have it" : " has it");
+        return haveIt + ", UCX " + String.join(", ", lacks) + (lacks.size() > 1 ? " lack it" : " lacks it");
+    }
+
+    /**
+     * Index of the newest of {@code firsts} (release codes {@code MAJOR << 16 | MINOR << 8 | PATCH},
+     * ascending) not newer than the loaded UCX, or 0 when the loaded one is older than all of them.
+     */
+    static int releaseIndex(int... firsts) {
+        int loaded = io.github.ucxffm.bindings.support.UcxLibraryHook.version();
+        int i = firsts.length - 1;
+        while (i > 0 && firsts[i] > loaded) {
+            i--;
+        }
+        return i;
     }
 
     static MemorySegment requireAddress(MemorySegment address, String symbol) {

@@ -11,7 +11,7 @@ import static java.lang.foreign.MemoryLayout.PathElement.*;
 import static java.lang.foreign.ValueLayout.*;
 
 /**
- * Functions, constants, typedef layouts and variables of ucx.h.
+ * Functions, constants, typedef layouts and variables of ucx.h, generated from the headers of UCX 1.18.1.
  */
 public class ucx_h extends ucx_h$shared {
 
@@ -328,6 +328,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * typedef void * ucs_callbackq_key_t
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static final AddressLayout ucs_callbackq_key_t = ucx_h.C_POINTER;
     /**
@@ -364,12 +365,14 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * typedef int ucs_numa_distance_t
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static final OfInt ucs_numa_distance_t = ucx_h.C_INT;
     /**
      * {@snippet lang=c :
      * typedef int16_t ucs_numa_node_t
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static final OfShort ucs_numa_node_t = ucx_h.C_SHORT;
     /**
@@ -3518,6 +3521,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * ucs_status_t ucp_rkey_compare(ucp_worker_h worker, ucp_rkey_h rkey1, ucp_rkey_h rkey2, const ucp_rkey_compare_params_t * params, int * result)
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static byte ucp_rkey_compare(MemorySegment worker, MemorySegment rkey1, MemorySegment rkey2, MemorySegment params, MemorySegment result) {
         var mh$ = ucp_rkey_compare$.HANDLE;
@@ -5313,6 +5317,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * ucs_status_t ucp_memh_pack(ucp_mem_h memh, const ucp_memh_pack_params_t * params, void ** buffer_p, size_t * buffer_size_p)
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static byte ucp_memh_pack(MemorySegment memh, MemorySegment params, MemorySegment buffer_p, MemorySegment buffer_size_p) {
         var mh$ = ucp_memh_pack$.HANDLE;
@@ -5370,6 +5375,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * void ucp_memh_buffer_release(void * buffer, const ucp_memh_buffer_release_params_t * params)
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static void ucp_memh_buffer_release(MemorySegment buffer, MemorySegment params) {
         var mh$ = ucp_memh_buffer_release$.HANDLE;
@@ -7028,6 +7034,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * ucs_status_t ucp_dt_query(ucp_datatype_t datatype, ucp_datatype_attr_t * attr)
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static byte ucp_dt_query(long datatype, MemorySegment attr) {
         var mh$ = ucp_dt_query$.HANDLE;
@@ -7257,6 +7264,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * void ucs_debug_disable_signal(int signum)
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static void ucs_debug_disable_signal(int signum) {
         var mh$ = ucs_debug_disable_signal$.HANDLE;
@@ -7315,6 +7323,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * void ucs_debug_asan_validate_address(const char * ptr_name, void * address, size_t size)
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static void ucs_debug_asan_validate_address(MemorySegment ptr_name, MemorySegment address, long size) {
         var mh$ = ucs_debug_asan_validate_address$.HANDLE;
@@ -7721,6 +7730,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * void ucs_callbackq_add_oneshot(ucs_callbackq_t * cbq, ucs_callbackq_key_t key, ucs_callback_t cb, void * arg)
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static void ucs_callbackq_add_oneshot(MemorySegment cbq, MemorySegment key, MemorySegment cb, MemorySegment arg) {
         var mh$ = ucs_callbackq_add_oneshot$.HANDLE;
@@ -7780,6 +7790,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * void ucs_callbackq_remove_oneshot(ucs_callbackq_t * cbq, ucs_callbackq_key_t key, ucs_callbackq_predicate_t pred, void * arg)
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static void ucs_callbackq_remove_oneshot(MemorySegment cbq, MemorySegment key, MemorySegment pred, MemorySegment arg) {
         var mh$ = ucs_callbackq_remove_oneshot$.HANDLE;
@@ -8825,6 +8836,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * void ucs_numa_init()
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static void ucs_numa_init() {
         var mh$ = ucs_numa_init$.HANDLE;
@@ -8880,6 +8892,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * void ucs_numa_cleanup()
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static void ucs_numa_cleanup() {
         var mh$ = ucs_numa_cleanup$.HANDLE;
@@ -8936,6 +8949,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * unsigned int ucs_numa_num_configured_cpus()
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int ucs_numa_num_configured_cpus() {
         var mh$ = ucs_numa_num_configured_cpus$.HANDLE;
@@ -8992,6 +9006,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * unsigned int ucs_numa_num_configured_nodes()
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int ucs_numa_num_configured_nodes() {
         var mh$ = ucs_numa_num_configured_nodes$.HANDLE;
@@ -9049,6 +9064,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * ucs_numa_node_t ucs_numa_node_of_cpu(int cpu)
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static short ucs_numa_node_of_cpu(int cpu) {
         var mh$ = ucs_numa_node_of_cpu$.HANDLE;
@@ -9106,6 +9122,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * ucs_numa_node_t ucs_numa_node_of_device(const char * dev_path)
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static short ucs_numa_node_of_device(MemorySegment dev_path) {
         var mh$ = ucs_numa_node_of_device$.HANDLE;
@@ -9164,6 +9181,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * ucs_numa_distance_t ucs_numa_distance(ucs_numa_node_t node1, ucs_numa_node_t node2)
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int ucs_numa_distance(short node1, short node2) {
         var mh$ = ucs_numa_distance$.HANDLE;
@@ -9396,6 +9414,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * void ucs_topo_get_memory_distance(ucs_sys_device_t device, ucs_sys_dev_distance_t * distance)
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static void ucs_topo_get_memory_distance(byte device, MemorySegment distance) {
         var mh$ = ucs_topo_get_memory_distance$.HANDLE;
@@ -9514,6 +9533,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * ucs_sys_device_t ucs_topo_get_sysfs_dev(const char * dev_name, const char * sysfs_path, unsigned int name_priority)
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static byte ucs_topo_get_sysfs_dev(MemorySegment dev_name, MemorySegment sysfs_path, int name_priority) {
         var mh$ = ucs_topo_get_sysfs_dev$.HANDLE;
@@ -9748,6 +9768,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * double ucs_topo_get_pci_bw(const char * dev_name, const char * sysfs_path)
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static double ucs_topo_get_pci_bw(MemorySegment dev_name, MemorySegment sysfs_path) {
         var mh$ = ucs_topo_get_pci_bw$.HANDLE;
@@ -9806,6 +9827,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * const char * ucs_topo_resolve_sysfs_path(const char * dev_path, char * path_buffer)
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static MemorySegment ucs_topo_resolve_sysfs_path(MemorySegment dev_path, MemorySegment path_buffer) {
         var mh$ = ucs_topo_resolve_sysfs_path$.HANDLE;
@@ -9920,6 +9942,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * ucs_numa_node_t ucs_topo_sys_device_get_numa_node(ucs_sys_device_t sys_dev)
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static short ucs_topo_sys_device_get_numa_node(byte sys_dev) {
         var mh$ = ucs_topo_sys_device_get_numa_node$.HANDLE;
@@ -13623,10 +13646,10 @@ public class ucx_h extends ucx_h$shared {
     }
 
     /**
-     * Segment for the variable:
      * {@snippet lang=c :
      * extern const char * ucs_memory_type_names[]
      * }
+     * <p>The segment of the variable.
      */
     public static MemorySegment ucs_memory_type_names$segment() {
         return ucs_memory_type_names$.SEGMENT;
@@ -13670,10 +13693,10 @@ public class ucx_h extends ucx_h$shared {
     }
 
     /**
-     * Segment for the variable:
      * {@snippet lang=c :
      * extern const char * ucs_memory_type_descs[]
      * }
+     * <p>The segment of the variable.
      */
     public static MemorySegment ucs_memory_type_descs$segment() {
         return ucs_memory_type_descs$.SEGMENT;
@@ -13717,10 +13740,10 @@ public class ucx_h extends ucx_h$shared {
     }
 
     /**
-     * Segment for the variable:
      * {@snippet lang=c :
      * extern const char * ucs_async_mode_names[]
      * }
+     * <p>The segment of the variable.
      */
     public static MemorySegment ucs_async_mode_names$segment() {
         return ucs_async_mode_names$.SEGMENT;
@@ -13764,10 +13787,10 @@ public class ucx_h extends ucx_h$shared {
     }
 
     /**
-     * Segment for the variable:
      * {@snippet lang=c :
      * extern const char * ucs_thread_mode_names[]
      * }
+     * <p>The segment of the variable.
      */
     public static MemorySegment ucs_thread_mode_names$segment() {
         return ucs_thread_mode_names$.SEGMENT;
@@ -13811,10 +13834,10 @@ public class ucx_h extends ucx_h$shared {
     }
 
     /**
-     * Segment for the variable:
      * {@snippet lang=c :
      * extern const unsigned int ucs_sys_event_set_max_wait_events
      * }
+     * <p>The segment of the variable.
      */
     public static MemorySegment ucs_sys_event_set_max_wait_events$segment() {
         return ucs_sys_event_set_max_wait_events$.SEGMENT;
@@ -13858,10 +13881,10 @@ public class ucx_h extends ucx_h$shared {
     }
 
     /**
-     * Segment for the variable:
      * {@snippet lang=c :
      * extern const char * ucs_stats_formats_names[]
      * }
+     * <p>The segment of the variable.
      */
     public static MemorySegment ucs_stats_formats_names$segment() {
         return ucs_stats_formats_names$.SEGMENT;
@@ -13905,10 +13928,11 @@ public class ucx_h extends ucx_h$shared {
     }
 
     /**
-     * Segment for the variable:
      * {@snippet lang=c :
      * extern const char * ucs_numa_policy_names[]
      * }
+     * <p>The segment of the variable. Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have
+     * it, UCX 1.13.1 lacks it).
      */
     public static MemorySegment ucs_numa_policy_names$segment() {
         return ucs_numa_policy_names$.SEGMENT;
@@ -13952,10 +13976,10 @@ public class ucx_h extends ucx_h$shared {
     }
 
     /**
-     * Segment for the variable:
      * {@snippet lang=c :
      * extern const ucs_sys_dev_distance_t ucs_topo_default_distance
      * }
+     * <p>The segment of the variable.
      */
     public static MemorySegment ucs_topo_default_distance$segment() {
         return ucs_topo_default_distance$.SEGMENT;
@@ -13999,10 +14023,11 @@ public class ucx_h extends ucx_h$shared {
     }
 
     /**
-     * Segment for the variable:
      * {@snippet lang=c :
      * extern ucs_list_link_t ucs_sys_topo_providers_list
      * }
+     * <p>The segment of the variable. Not in every UCX release (recorded releases: UCX 1.18.1 has it, UCX 1.13.1,
+     * 1.23.0 lack it).
      */
     public static MemorySegment ucs_sys_topo_providers_list$segment() {
         return ucs_sys_topo_providers_list$.SEGMENT;
@@ -14046,10 +14071,10 @@ public class ucx_h extends ucx_h$shared {
     }
 
     /**
-     * Segment for the variable:
      * {@snippet lang=c :
      * extern const char * uct_alloc_method_names[]
      * }
+     * <p>The segment of the variable.
      */
     public static MemorySegment uct_alloc_method_names$segment() {
         return uct_alloc_method_names$.SEGMENT;
@@ -14093,10 +14118,10 @@ public class ucx_h extends ucx_h$shared {
     }
 
     /**
-     * Segment for the variable:
      * {@snippet lang=c :
      * extern const char * uct_device_type_names[]
      * }
+     * <p>The segment of the variable.
      */
     public static MemorySegment uct_device_type_names$segment() {
         return uct_device_type_names$.SEGMENT;
@@ -14183,6 +14208,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCS_MEMORY_TYPE_RDMA = 5
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCS_MEMORY_TYPE_RDMA() {
         return UCS_MEMORY_TYPE_RDMA;
@@ -14194,6 +14220,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCS_MEMORY_TYPE_ZE_HOST = 6
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCS_MEMORY_TYPE_ZE_HOST() {
         return UCS_MEMORY_TYPE_ZE_HOST;
@@ -14205,6 +14232,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCS_MEMORY_TYPE_ZE_DEVICE = 7
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCS_MEMORY_TYPE_ZE_DEVICE() {
         return UCS_MEMORY_TYPE_ZE_DEVICE;
@@ -14216,31 +14244,52 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCS_MEMORY_TYPE_ZE_MANAGED = 8
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCS_MEMORY_TYPE_ZE_MANAGED() {
         return UCS_MEMORY_TYPE_ZE_MANAGED;
     }
 
-    private static final int UCS_MEMORY_TYPE_LAST = 9;
-
-    /**
-     * {@snippet lang=c :
-     * enum or #define UCS_MEMORY_TYPE_LAST = 9
-     * }
-     */
-    public static int UCS_MEMORY_TYPE_LAST() {
-        return UCS_MEMORY_TYPE_LAST;
+    private static final class UCS_MEMORY_TYPE_LAST$ {
+        static final int VALUE = switch (ucx_h$shared.releaseIndex(0x010d01, 0x011201, 0x011700)) {
+            case 0 -> 5; // UCX 1.13.1
+            case 1 -> 9; // UCX 1.18.1
+            default -> 10; // UCX 1.23.0 and later
+        };
     }
 
-    private static final int UCS_MEMORY_TYPE_UNKNOWN = 9;
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCS_MEMORY_TYPE_LAST
+     * }
+     * <p>Its value differs between UCX releases: 5 in UCX 1.13.1, 9 in UCX 1.18.1, 10 in UCX 1.23.0; the UCX 1.18.1
+     * headers these bindings were generated from say 9. This returns the value of the newest recorded release not
+     * newer than the loaded UCX (of the oldest recorded release when the loaded one is older than all of them),
+     * resolved once, on first use.
+     */
+    public static int UCS_MEMORY_TYPE_LAST() {
+        return UCS_MEMORY_TYPE_LAST$.VALUE;
+    }
+
+    private static final class UCS_MEMORY_TYPE_UNKNOWN$ {
+        static final int VALUE = switch (ucx_h$shared.releaseIndex(0x010d01, 0x011201, 0x011700)) {
+            case 0 -> 5; // UCX 1.13.1
+            case 1 -> 9; // UCX 1.18.1
+            default -> 10; // UCX 1.23.0 and later
+        };
+    }
 
     /**
      * {@snippet lang=c :
-     * enum or #define UCS_MEMORY_TYPE_UNKNOWN = 9
+     * enum or #define UCS_MEMORY_TYPE_UNKNOWN
      * }
+     * <p>Its value differs between UCX releases: 5 in UCX 1.13.1, 9 in UCX 1.18.1, 10 in UCX 1.23.0; the UCX 1.18.1
+     * headers these bindings were generated from say 9. This returns the value of the newest recorded release not
+     * newer than the loaded UCX (of the oldest recorded release when the loaded one is older than all of them),
+     * resolved once, on first use.
      */
     public static int UCS_MEMORY_TYPE_UNKNOWN() {
-        return UCS_MEMORY_TYPE_UNKNOWN;
+        return UCS_MEMORY_TYPE_UNKNOWN$.VALUE;
     }
 
     private static final int UCS_OK = 0;
@@ -15580,6 +15629,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCP_FEATURE_EXPORTED_MEMH = 128
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCP_FEATURE_EXPORTED_MEMH() {
         return UCP_FEATURE_EXPORTED_MEMH;
@@ -15965,6 +16015,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCP_MEM_MAP_PARAM_FIELD_EXPORTED_MEMH_BUFFER = 32
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCP_MEM_MAP_PARAM_FIELD_EXPORTED_MEMH_BUFFER() {
         return UCP_MEM_MAP_PARAM_FIELD_EXPORTED_MEMH_BUFFER;
@@ -16240,6 +16291,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCP_DATATYPE_ATTR_FIELD_PACKED_SIZE = 1
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCP_DATATYPE_ATTR_FIELD_PACKED_SIZE() {
         return UCP_DATATYPE_ATTR_FIELD_PACKED_SIZE;
@@ -16251,6 +16303,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCP_DATATYPE_ATTR_FIELD_BUFFER = 2
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCP_DATATYPE_ATTR_FIELD_BUFFER() {
         return UCP_DATATYPE_ATTR_FIELD_BUFFER;
@@ -16262,6 +16315,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCP_DATATYPE_ATTR_FIELD_COUNT = 4
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCP_DATATYPE_ATTR_FIELD_COUNT() {
         return UCP_DATATYPE_ATTR_FIELD_COUNT;
@@ -16306,6 +16360,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCP_MEM_MAP_SYMMETRIC_RKEY = 8
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCP_MEM_MAP_SYMMETRIC_RKEY() {
         return UCP_MEM_MAP_SYMMETRIC_RKEY;
@@ -16317,6 +16372,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCP_MEM_MAP_LOCK = 16
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCP_MEM_MAP_LOCK() {
         return UCP_MEM_MAP_LOCK;
@@ -16427,6 +16483,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCP_AM_SEND_FLAG_COPY_HEADER = 8
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCP_AM_SEND_FLAG_COPY_HEADER() {
         return UCP_AM_SEND_FLAG_COPY_HEADER;
@@ -16834,6 +16891,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCP_MEMH_PACK_PARAM_FIELD_FLAGS = 1
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCP_MEMH_PACK_PARAM_FIELD_FLAGS() {
         return UCP_MEMH_PACK_PARAM_FIELD_FLAGS;
@@ -16845,6 +16903,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCP_MEMH_PACK_FLAG_EXPORT = 1
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCP_MEMH_PACK_FLAG_EXPORT() {
         return UCP_MEMH_PACK_FLAG_EXPORT;
@@ -16889,6 +16948,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCP_EP_ATTR_FIELD_TRANSPORTS = 8
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCP_EP_ATTR_FIELD_TRANSPORTS() {
         return UCP_EP_ATTR_FIELD_TRANSPORTS;
@@ -16900,6 +16960,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCP_EP_ATTR_FIELD_USER_DATA = 16
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCP_EP_ATTR_FIELD_USER_DATA() {
         return UCP_EP_ATTR_FIELD_USER_DATA;
@@ -17318,6 +17379,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCT_COMPONENT_FLAG_RKEY_PTR = 2
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCT_COMPONENT_FLAG_RKEY_PTR() {
         return UCT_COMPONENT_FLAG_RKEY_PTR;
@@ -17593,6 +17655,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCT_FLUSH_FLAG_REMOTE = 2
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCT_FLUSH_FLAG_REMOTE() {
         return UCT_FLUSH_FLAG_REMOTE;
@@ -18044,6 +18107,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCT_MD_FLAG_EXPORTED_MKEY = 512
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCT_MD_FLAG_EXPORTED_MKEY() {
         return UCT_MD_FLAG_EXPORTED_MKEY;
@@ -18055,6 +18119,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCT_MD_FLAG_REG_DMABUF = 1024
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCT_MD_FLAG_REG_DMABUF() {
         return UCT_MD_FLAG_REG_DMABUF;
@@ -18066,6 +18131,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCT_MD_FLAG_LAST = 2048
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCT_MD_FLAG_LAST() {
         return UCT_MD_FLAG_LAST;
@@ -18176,6 +18242,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCT_MD_MEM_SYMMETRIC_RKEY = 1024
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCT_MD_MEM_SYMMETRIC_RKEY() {
         return UCT_MD_MEM_SYMMETRIC_RKEY;
@@ -18187,6 +18254,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCT_MD_MEM_GVA = 2048
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCT_MD_MEM_GVA() {
         return UCT_MD_MEM_GVA;
@@ -18484,6 +18552,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCT_EP_PARAM_FIELD_DEV_ADDR_LENGTH = 131072
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCT_EP_PARAM_FIELD_DEV_ADDR_LENGTH() {
         return UCT_EP_PARAM_FIELD_DEV_ADDR_LENGTH;
@@ -18495,6 +18564,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCT_EP_PARAM_FIELD_IFACE_ADDR_LENGTH = 262144
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCT_EP_PARAM_FIELD_IFACE_ADDR_LENGTH() {
         return UCT_EP_PARAM_FIELD_IFACE_ADDR_LENGTH;
@@ -18594,20 +18664,30 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCT_IFACE_FEATURE_FLUSH_REMOTE = 64
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCT_IFACE_FEATURE_FLUSH_REMOTE() {
         return UCT_IFACE_FEATURE_FLUSH_REMOTE;
     }
 
-    private static final int UCT_IFACE_FEATURE_LAST = 128;
+    private static final class UCT_IFACE_FEATURE_LAST$ {
+        static final int VALUE = switch (ucx_h$shared.releaseIndex(0x010d01, 0x011201)) {
+            case 0 -> 64; // UCX 1.13.1
+            default -> 128; // UCX 1.18.1 and later
+        };
+    }
 
     /**
      * {@snippet lang=c :
-     * enum or #define UCT_IFACE_FEATURE_LAST = 128
+     * enum or #define UCT_IFACE_FEATURE_LAST
      * }
+     * <p>Its value differs between UCX releases: 64 in UCX 1.13.1, 128 in UCX 1.18.1, 128 in UCX 1.23.0; the UCX
+     * 1.18.1 headers these bindings were generated from say 128. This returns the value of the newest recorded
+     * release not newer than the loaded UCX (of the oldest recorded release when the loaded one is older than all
+     * of them), resolved once, on first use.
      */
     public static int UCT_IFACE_FEATURE_LAST() {
-        return UCT_IFACE_FEATURE_LAST;
+        return UCT_IFACE_FEATURE_LAST$.VALUE;
     }
 
     private static final int UCT_MD_MEM_ATTR_FIELD_MEM_TYPE = 1;
@@ -18660,6 +18740,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCT_MD_MEM_ATTR_FIELD_DMABUF_FD = 16
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCT_MD_MEM_ATTR_FIELD_DMABUF_FD() {
         return UCT_MD_MEM_ATTR_FIELD_DMABUF_FD;
@@ -18671,6 +18752,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCT_MD_MEM_ATTR_FIELD_DMABUF_OFFSET = 32
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCT_MD_MEM_ATTR_FIELD_DMABUF_OFFSET() {
         return UCT_MD_MEM_ATTR_FIELD_DMABUF_OFFSET;
@@ -18753,15 +18835,24 @@ public class ucx_h extends ucx_h$shared {
         return UCS_ALLOCA_MAX_SIZE;
     }
 
-    private static final long UCS_MEMORY_TYPES_CPU_ACCESSIBLE = 337L;
+    private static final class UCS_MEMORY_TYPES_CPU_ACCESSIBLE$ {
+        static final long VALUE = switch (ucx_h$shared.releaseIndex(0x010d01, 0x011201)) {
+            case 0 -> 17L; // UCX 1.13.1
+            default -> 337L; // UCX 1.18.1 and later
+        };
+    }
 
     /**
      * {@snippet lang=c :
-     * enum or #define UCS_MEMORY_TYPES_CPU_ACCESSIBLE = 337
+     * enum or #define UCS_MEMORY_TYPES_CPU_ACCESSIBLE
      * }
+     * <p>Its value differs between UCX releases: 17 in UCX 1.13.1, 337 in UCX 1.18.1, 337 in UCX 1.23.0; the UCX
+     * 1.18.1 headers these bindings were generated from say 337. This returns the value of the newest recorded
+     * release not newer than the loaded UCX (of the oldest recorded release when the loaded one is older than all
+     * of them), resolved once, on first use.
      */
     public static long UCS_MEMORY_TYPES_CPU_ACCESSIBLE() {
-        return UCS_MEMORY_TYPES_CPU_ACCESSIBLE;
+        return UCS_MEMORY_TYPES_CPU_ACCESSIBLE$.VALUE;
     }
 
     private static final int UCP_ENTITY_NAME_MAX = 32;
@@ -18808,26 +18899,46 @@ public class ucx_h extends ucx_h$shared {
         return UCP_API_MAJOR;
     }
 
-    private static final int UCP_API_MINOR = 18;
-
-    /**
-     * {@snippet lang=c :
-     * enum or #define UCP_API_MINOR = 18
-     * }
-     */
-    public static int UCP_API_MINOR() {
-        return UCP_API_MINOR;
+    private static final class UCP_API_MINOR$ {
+        static final int VALUE = switch (ucx_h$shared.releaseIndex(0x010d01, 0x011201, 0x011700)) {
+            case 0 -> 13; // UCX 1.13.1
+            case 1 -> 18; // UCX 1.18.1
+            default -> 23; // UCX 1.23.0 and later
+        };
     }
 
-    private static final int UCP_API_VERSION = 17956864;
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCP_API_MINOR
+     * }
+     * <p>Its value differs between UCX releases: 13 in UCX 1.13.1, 18 in UCX 1.18.1, 23 in UCX 1.23.0; the UCX
+     * 1.18.1 headers these bindings were generated from say 18. This returns the value of the newest recorded
+     * release not newer than the loaded UCX (of the oldest recorded release when the loaded one is older than all
+     * of them), resolved once, on first use.
+     */
+    public static int UCP_API_MINOR() {
+        return UCP_API_MINOR$.VALUE;
+    }
+
+    private static final class UCP_API_VERSION$ {
+        static final int VALUE = switch (ucx_h$shared.releaseIndex(0x010d01, 0x011201, 0x011700)) {
+            case 0 -> 17629184; // UCX 1.13.1
+            case 1 -> 17956864; // UCX 1.18.1
+            default -> 18284544; // UCX 1.23.0 and later
+        };
+    }
 
     /**
      * {@snippet lang=c :
-     * enum or #define UCP_API_VERSION = 17956864
+     * enum or #define UCP_API_VERSION
      * }
+     * <p>Its value differs between UCX releases: 17629184 in UCX 1.13.1, 17956864 in UCX 1.18.1, 18284544 in UCX
+     * 1.23.0; the UCX 1.18.1 headers these bindings were generated from say 17956864. This returns the value of the
+     * newest recorded release not newer than the loaded UCX (of the oldest recorded release when the loaded one is
+     * older than all of them), resolved once, on first use.
      */
     public static int UCP_API_VERSION() {
-        return UCP_API_VERSION;
+        return UCP_API_VERSION$.VALUE;
     }
 
     private static final int UCS_CPU_SETSIZE = 1024;
@@ -18869,6 +18980,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCT_MD_GLOBAL_ID_MAX = 256
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCT_MD_GLOBAL_ID_MAX() {
         return UCT_MD_GLOBAL_ID_MAX;
@@ -18968,6 +19080,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCT_DMABUF_FD_INVALID = -1
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCT_DMABUF_FD_INVALID() {
         return UCT_DMABUF_FD_INVALID;
@@ -19006,26 +19119,45 @@ public class ucx_h extends ucx_h$shared {
         return UCT_VERNO_MAJOR;
     }
 
-    private static final int UCT_VERNO_MINOR = 18;
-
-    /**
-     * {@snippet lang=c :
-     * enum or #define UCT_VERNO_MINOR = 18
-     * }
-     */
-    public static int UCT_VERNO_MINOR() {
-        return UCT_VERNO_MINOR;
+    private static final class UCT_VERNO_MINOR$ {
+        static final int VALUE = switch (ucx_h$shared.releaseIndex(0x010d01, 0x011201, 0x011700)) {
+            case 0 -> 13; // UCX 1.13.1
+            case 1 -> 18; // UCX 1.18.1
+            default -> 23; // UCX 1.23.0 and later
+        };
     }
 
-    private static final int UCT_VERNO_PATCH = 1;
+    /**
+     * {@snippet lang=c :
+     * enum or #define UCT_VERNO_MINOR
+     * }
+     * <p>Its value differs between UCX releases: 13 in UCX 1.13.1, 18 in UCX 1.18.1, 23 in UCX 1.23.0; the UCX
+     * 1.18.1 headers these bindings were generated from say 18. This returns the value of the newest recorded
+     * release not newer than the loaded UCX (of the oldest recorded release when the loaded one is older than all
+     * of them), resolved once, on first use.
+     */
+    public static int UCT_VERNO_MINOR() {
+        return UCT_VERNO_MINOR$.VALUE;
+    }
+
+    private static final class UCT_VERNO_PATCH$ {
+        static final int VALUE = switch (ucx_h$shared.releaseIndex(0x010d01, 0x011700)) {
+            case 0 -> 1; // UCX 1.13.1
+            default -> 0; // UCX 1.23.0 and later
+        };
+    }
 
     /**
      * {@snippet lang=c :
-     * enum or #define UCT_VERNO_PATCH = 1
+     * enum or #define UCT_VERNO_PATCH
      * }
+     * <p>Its value differs between UCX releases: 1 in UCX 1.13.1, 1 in UCX 1.18.1, 0 in UCX 1.23.0; the UCX 1.18.1
+     * headers these bindings were generated from say 1. This returns the value of the newest recorded release not
+     * newer than the loaded UCX (of the oldest recorded release when the loaded one is older than all of them),
+     * resolved once, on first use.
      */
     public static int UCT_VERNO_PATCH() {
-        return UCT_VERNO_PATCH;
+        return UCT_VERNO_PATCH$.VALUE;
     }
 
     /**
@@ -19037,13 +19169,25 @@ public class ucx_h extends ucx_h$shared {
         return "";
     }
 
+    private static final class UCT_VERNO_STRING$ {
+        static final String VALUE = switch (ucx_h$shared.releaseIndex(0x010d01, 0x011201, 0x011700)) {
+            case 0 -> "1.13.1"; // UCX 1.13.1
+            case 1 -> "1.18.1"; // UCX 1.18.1
+            default -> "1.23.0"; // UCX 1.23.0 and later
+        };
+    }
+
     /**
      * {@snippet lang=c :
-     * #define UCT_VERNO_STRING "1.18.1"
+     * #define UCT_VERNO_STRING
      * }
+     * <p>Its value differs between UCX releases: "1.13.1" in UCX 1.13.1, "1.18.1" in UCX 1.18.1, "1.23.0" in UCX
+     * 1.23.0; the UCX 1.18.1 headers these bindings were generated from say "1.18.1". This returns the value of the
+     * newest recorded release not newer than the loaded UCX (of the oldest recorded release when the loaded one is
+     * older than all of them), resolved once, on first use.
      */
     public static String UCT_VERNO_STRING() {
-        return "1.18.1";
+        return UCT_VERNO_STRING$.VALUE;
     }
 
     /**
@@ -19086,15 +19230,25 @@ public class ucx_h extends ucx_h$shared {
         return UCT_MAJOR_BIT;
     }
 
-    private static final long UCT_API = 17956864L;
+    private static final class UCT_API$ {
+        static final long VALUE = switch (ucx_h$shared.releaseIndex(0x010d01, 0x011201, 0x011700)) {
+            case 0 -> 17629184L; // UCX 1.13.1
+            case 1 -> 17956864L; // UCX 1.18.1
+            default -> 18284544L; // UCX 1.23.0 and later
+        };
+    }
 
     /**
      * {@snippet lang=c :
-     * enum or #define UCT_API = 17956864
+     * enum or #define UCT_API
      * }
+     * <p>Its value differs between UCX releases: 17629184 in UCX 1.13.1, 17956864 in UCX 1.18.1, 18284544 in UCX
+     * 1.23.0; the UCX 1.18.1 headers these bindings were generated from say 17956864. This returns the value of the
+     * newest recorded release not newer than the loaded UCX (of the oldest recorded release when the loaded one is
+     * older than all of them), resolved once, on first use.
      */
     public static long UCT_API() {
-        return UCT_API;
+        return UCT_API$.VALUE;
     }
 
     private static final long UCS_ASYNC_PTHREAD_ID_NULL = -1L;
@@ -19114,6 +19268,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCS_NUMA_NODE_DEFAULT = 0
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCS_NUMA_NODE_DEFAULT() {
         return UCS_NUMA_NODE_DEFAULT;
@@ -19125,20 +19280,30 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCS_NUMA_NODE_UNDEFINED = -1
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static int UCS_NUMA_NODE_UNDEFINED() {
         return UCS_NUMA_NODE_UNDEFINED;
     }
 
-    private static final int UCS_SYS_DEVICE_ID_MAX = 255;
+    private static final class UCS_SYS_DEVICE_ID_MAX$ {
+        static final int VALUE = switch (ucx_h$shared.releaseIndex(0x010d01, 0x011700)) {
+            case 0 -> 255; // UCX 1.13.1
+            default -> 254; // UCX 1.23.0 and later
+        };
+    }
 
     /**
      * {@snippet lang=c :
-     * enum or #define UCS_SYS_DEVICE_ID_MAX = 255
+     * enum or #define UCS_SYS_DEVICE_ID_MAX
      * }
+     * <p>Its value differs between UCX releases: 255 in UCX 1.13.1, 255 in UCX 1.18.1, 254 in UCX 1.23.0; the UCX
+     * 1.18.1 headers these bindings were generated from say 255. This returns the value of the newest recorded
+     * release not newer than the loaded UCX (of the oldest recorded release when the loaded one is older than all
+     * of them), resolved once, on first use.
      */
     public static int UCS_SYS_DEVICE_ID_MAX() {
-        return UCS_SYS_DEVICE_ID_MAX;
+        return UCS_SYS_DEVICE_ID_MAX$.VALUE;
     }
 
     private static final int UCS_SYS_DEVICE_ID_UNKNOWN = 255;
@@ -19519,6 +19684,7 @@ public class ucx_h extends ucx_h$shared {
      * {@snippet lang=c :
      * enum or #define UCT_IFACE_FLAG_INTER_NODE = 18014398509481984
      * }
+     * <p>Since UCX 1.18 at the latest (recorded releases: UCX 1.18.1 and later have it, UCX 1.13.1 lacks it).
      */
     public static long UCT_IFACE_FLAG_INTER_NODE() {
         return UCT_IFACE_FLAG_INTER_NODE;

@@ -13,6 +13,8 @@ import java.lang.foreign.PaddingLayout;
 import java.lang.foreign.SequenceLayout;
 import java.lang.foreign.StructLayout;
 import java.lang.foreign.ValueLayout;
+import io.github.ucxffm.bindings.support.UcxLibraryHook;
+
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
@@ -21,15 +23,21 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
@@ -38,9 +46,37 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * size of every typedef layout, and the value of every constant, compiles it with gcc against the installed UCX
  * headers, and compares each number with the Java side. The list of what to check is taken from the compiled
  * bindings by reflection, so a struct or constant added later is covered without touching this test.
+ * <p>
+ * The bindings are generated from one UCX release and run on others, so the test is release-aware, led by the
+ * committed record of the installed release ({@code native-headers/releases/ucx-VERSION.txt}, which
+ * RegenerationTest holds true to the headers):
+ * <ul>
+ *   <li>everything the installed headers declare is compared; a constant through its accessor, so a value that
+ *   differs between releases is checked as resolved at run time from the loaded UCX;</li>
+ *   <li>what the bindings declare and the installed release lacks is listed ("absent") and must agree with the
+ *   bindings' own release data ({@code ucx_h$shared.releasesOf}), which the missing-symbol errors quote;</li>
+ *   <li>a record whose layout differs from the installed release's is harmless when every field both have sits at
+ *   the same offset with the same size and the fields only one has come after them ("grown": a struct that grew at
+ *   its end, guarded by field-mask bits); any other difference must be a record of {@link #HANDLED}, whose users
+ *   read it release-aware, or the test fails.</li>
+ * </ul>
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class AbiTest {
+
+    /**
+     * Records whose layout differs between UCX releases other than by growing at the end, each read only by code
+     * that knows the release. Anything else that differs fails the test.
+     */
+    static final Set<String> HANDLED = Set.of(
+            // UCX 1.13's callback queue: 24-byte elements (cb, arg, flags, id) and a 72-byte private part inline;
+            // 1.14 and later: 16-byte elements (cb, arg) and a pointer. UctInline.uct_worker_progress reads the
+            // fast elements with the stride and offsets of the loaded release.
+            "ucs_callbackq",
+            "ucs_callbackq_elem",
+            // Embeds a ucs_callbackq by value as its only field, progress_q, at offset 0 in every release; read only
+            // by UctInline.uct_worker_progress, through that offset.
+            "uct_worker");
 
     private static final Set<String> JAVA_RESERVED = Set.of("abstract", "assert", "boolean", "break", "byte",
             "case", "catch", "char", "class", "const", "continue", "default", "do", "double", "else", "enum",
@@ -49,12 +85,30 @@ class AbiTest {
             "static", "strictfp", "super", "switch", "synchronized", "this", "throw", "throws", "transient", "try",
             "void", "volatile", "while", "true", "false", "null", "_", "yield", "record", "var");
 
-    /** What Java says, keyed like the lines the C program prints. */
-    private static final Map<String, String> expected = new LinkedHashMap<>();
-    private static final List<String> records = new ArrayList<>();
-    private static int fieldCount;
-    private static int constantCount;
-    private static int typedefCount;
+    /** A record class of the bindings: its C spelling, layout and fields (C name to offset and size, -1: no size). */
+    private record Rec(Class<?> cls, String top, String cType, long size, long align, Map<String, long[]> fields) {
+    }
+
+    /** The committed record of one UCX release, as far as this test needs it. */
+    private record Surface(String version, Set<String> functions, Map<String, String> constants,
+                           Map<String, long[]> records, Map<String, Map<String, long[]>> fields, Set<String> typedefs,
+                           Set<String> variables) {
+        boolean has(String name) {
+            return functions.contains(name) || constants.containsKey(name) || records.containsKey(name)
+                    || typedefs.contains(name) || variables.contains(name);
+        }
+    }
+
+    private static final List<Rec> recs = new ArrayList<>();
+    /** Constants by name: "i 5", "l 7", "d 2.5", "s text". */
+    private static final Map<String, String> constants = new TreeMap<>();
+    /** Typedef layouts by name: size and alignment. */
+    private static final Map<String, long[]> typedefs = new TreeMap<>();
+    private static final Set<String> functions = new TreeSet<>();
+    private static final Set<String> variables = new TreeSet<>();
+    private static Surface installed;
+    /** Names ucx.args includes from outside the UCX headers (libc records UCX embeds): no release record has them. */
+    private static final Set<String> outside = new TreeSet<>();
 
     @TempDir
     static Path tmp;
@@ -67,13 +121,10 @@ class AbiTest {
             if (!declaresLayout(c)) {
                 continue;
             }
-            String cType = cTypeOf(c, cTypes);
             GroupLayout layout = (GroupLayout) c.getMethod("layout").invoke(null);
-            records.add(c.getName());
-            expected.put("size " + cType, Long.toString(layout.byteSize()));
-            expected.put("align " + cType, Long.toString(layout.byteAlignment()));
             Map<String, Long> layoutOffsets = new HashMap<>();
             leafOffsets(layout, 0, layoutOffsets);
+            Map<String, long[]> fields = new TreeMap<>();
             for (Method m : c.getDeclaredMethods()) {
                 if (!m.getName().endsWith("$offset") || m.getParameterCount() != 0) {
                     continue;
@@ -86,51 +137,102 @@ class AbiTest {
                 assertEquals(layoutOffsets.get(cField), offset, c.getName() + "." + javaField
                         + ": $offset() disagrees with layout()");
                 MemoryLayout fieldLayout = (MemoryLayout) c.getMethod(javaField + "$layout").invoke(null);
-                expected.put("offset " + cType + " " + cField, Long.toString(offset));
-                if (!(fieldLayout instanceof SequenceLayout s && s.elementCount() == 0)) {
-                    expected.put("fsize " + cType + " " + cField, Long.toString(fieldLayout.byteSize()));
-                }
-                fieldCount++;
+                boolean flexible = fieldLayout instanceof SequenceLayout s && s.elementCount() == 0;
+                fields.put(cField, new long[] {offset, flexible ? -1 : fieldLayout.byteSize()});
             }
+            Class<?> top = c;
+            while (top.getEnclosingClass() != null) {
+                top = top.getEnclosingClass();
+            }
+            recs.add(new Rec(c, top.getSimpleName(), cTypeOf(c, cTypes), layout.byteSize(), layout.byteAlignment(),
+                    fields));
         }
         for (Class<?> header = ucx_h.class; header != Object.class; header = header.getSuperclass()) {
             collectHeaderMembers(header);
         }
+        installed = readSurface(UcxLibraryHook.versionString());
+        for (String line : Files.readAllLines(repoRoot().resolve("native-headers/ucx.args"))) {
+            if (line.startsWith("--include-")) {
+                outside.add(line.split("\\s+")[1]);
+            }
+        }
     }
 
     private static void collectHeaderMembers(Class<?> header) throws Exception {
-        Set<String> methodNames = new java.util.HashSet<>();
+        Set<String> methodNames = new HashSet<>();
         for (Method m : header.getDeclaredMethods()) {
             methodNames.add(m.getName());
         }
         for (Method m : header.getDeclaredMethods()) {
             String n = m.getName();
+            if (n.endsWith("$handle")) {
+                functions.add(n.substring(0, n.length() - "$handle".length()));
+            } else if (n.endsWith("$segment")) {
+                variables.add(n.substring(0, n.length() - "$segment".length()));
+            }
             if (!Modifier.isPublic(m.getModifiers()) || m.getParameterCount() != 0 || n.contains("$")
                     || methodNames.contains(n + "$handle") || methodNames.contains(n + "$segment")) {
                 continue; // a function or a variable, not a constant
             }
+            // The accessor, so that a constant whose value differs between releases is resolved as users see it.
             Object value = m.invoke(null);
-            String key = "const " + n;
             switch (value) {
-                case Integer i -> expected.put(key, "i " + i);
-                case Long l -> expected.put(key, "l " + l);
-                case Double d -> expected.put(key, "d " + d);
-                case Float f -> expected.put(key, "d " + (double) f);
-                case String s -> expected.put(key, "s " + s);
-                case MemorySegment p -> expected.put(key, "l " + p.address());
+                case Integer i -> constants.put(n, "i " + i);
+                case Long l -> constants.put(n, "l " + l);
+                case Double d -> constants.put(n, "d " + d);
+                case Float f -> constants.put(n, "d " + (double) f);
+                case String s -> constants.put(n, "s " + s);
+                case MemorySegment p -> constants.put(n, "l " + p.address());
                 default -> throw new AssertionError("unexpected constant type " + value.getClass() + " of " + n);
             }
-            constantCount++;
+        }
+        for (Class<?> inner : header.getDeclaredClasses()) {
+            if (Modifier.isPublic(inner.getModifiers()) && hasMethod(inner, "makeInvoker")) {
+                functions.add(inner.getSimpleName()); // a variadic function
+            }
         }
         for (Field f : header.getDeclaredFields()) {
             if (Modifier.isPublic(f.getModifiers()) && Modifier.isStatic(f.getModifiers())
                     && MemoryLayout.class.isAssignableFrom(f.getType()) && !f.getName().startsWith("C_")) {
                 MemoryLayout l = (MemoryLayout) f.get(null);
-                expected.put("size " + f.getName(), Long.toString(l.byteSize()));
-                expected.put("align " + f.getName(), Long.toString(l.byteAlignment()));
-                typedefCount++;
+                typedefs.put(f.getName(), new long[] {l.byteSize(), l.byteAlignment()});
             }
         }
+    }
+
+    private static boolean hasMethod(Class<?> c, String name) {
+        for (Method m : c.getDeclaredMethods()) {
+            if (m.getName().equals(name)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static Surface readSurface(String version) throws IOException {
+        Path file = repoRoot().resolve("native-headers/releases/ucx-" + version + ".txt");
+        assertTrue(Files.isRegularFile(file), "no record of the loaded UCX " + version + " (" + file
+                + "): run ./ucx-ffm regen --dump on it");
+        Surface s = new Surface(version, new TreeSet<>(), new TreeMap<>(), new TreeMap<>(), new TreeMap<>(),
+                new TreeSet<>(), new TreeSet<>());
+        for (String line : Files.readAllLines(file)) {
+            String[] w = line.split(" ");
+            switch (w[0]) {
+                case "release" -> assertEquals(version, w[2], file + " records another release");
+                case "function" -> s.functions.add(w[1]);
+                case "constant" -> s.constants.put(w[1], w[2]);
+                case "record" -> {
+                    s.records.put(w[1], new long[] {Long.parseLong(w[3]), Long.parseLong(w[4])});
+                    s.fields.put(w[1], new LinkedHashMap<>());
+                }
+                case "field" -> s.fields.get(w[1]).put(w[2], new long[] {Long.parseLong(w[3]), Long.parseLong(w[4])});
+                case "typedef" -> s.typedefs.add(w[1]);
+                case "var" -> s.variables.add(w[1]);
+                default -> {
+                }
+            }
+        }
+        return s;
     }
 
     /** Offsets of every named leaf-or-group member, reaching through anonymous members as C does. */
@@ -231,7 +333,8 @@ class AbiTest {
             for (Path f : files.sorted().toList()) {
                 String name = f.getFileName().toString();
                 if (name.endsWith(".class")) {
-                    classes.add(Class.forName("io.github.ucxffm.bindings." + name.substring(0, name.length() - 6)));
+                    classes.add(Class.forName("io.github.ucxffm.bindings." + name.substring(0, name.length() - 6), false,
+                            AbiTest.class.getClassLoader())); // a variable absent from this release fails to initialise
                 }
             }
         }
@@ -255,75 +358,328 @@ class AbiTest {
         return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
     }
 
-    @Test
-    void shouldMatchGccForEveryStructFieldTypedefAndConstant() throws Exception {
-        StringBuilder c = new StringBuilder(includes());
-        c.append("int main(void) {\n");
-        for (String key : expected.keySet()) {
-            String[] parts = key.split(" ", 2);
-            String what = parts[0];
-            String rest = parts[1];
-            String k = cString(key);
-            switch (what) {
-                case "size" -> c.append("    printf(\"%s=%zu\\n\", ").append(k).append(", sizeof(").append(rest)
-                        .append("));\n");
-                case "align" -> c.append("    printf(\"%s=%zu\\n\", ").append(k).append(", _Alignof(").append(rest)
-                        .append("));\n");
-                case "offset", "fsize" -> {
-                    int space = rest.lastIndexOf(' ');
-                    String type = rest.substring(0, space);
-                    String field = rest.substring(space + 1);
-                    String expr = what.equals("offset") ? "offsetof(" + type + ", " + field + ")"
-                            : "sizeof(((" + type + " *)0)->" + field + ")";
-                    c.append("    printf(\"%s=%zu\\n\", ").append(k).append(", ").append(expr).append(");\n");
-                }
-                case "const" -> {
-                    String kind = expected.get(key).substring(0, 1);
-                    switch (kind) {
-                        case "i", "l" -> c.append("    printf(\"%s=%s %lld %llu\\n\", ").append(k).append(", ")
-                                .append(cString(kind)).append(", (long long)(").append(rest)
-                                .append("), (unsigned long long)(").append(rest).append("));\n");
-                        case "d" -> c.append("    printf(\"%s=d %.17g\\n\", ").append(k).append(", (double)(")
-                                .append(rest).append("));\n");
-                        case "s" -> c.append("    printf(\"%s=s %s\\n\", ").append(k).append(", ").append(rest)
-                                .append(");\n");
-                        default -> throw new AssertionError(kind);
-                    }
-                }
-                default -> throw new AssertionError(what);
-            }
-        }
-        c.append("    return 0;\n}\n");
-        Path src = tmp.resolve("abi.c");
-        Path exe = tmp.resolve("abi");
-        Files.writeString(src, c);
-        Result compiled = run(List.of("gcc", "-std=gnu11", "-Wno-int-conversion", "-o", exe.toString(),
-                src.toString()));
-        assertEquals(0, compiled.exit, "gcc failed:\n" + compiled.output);
-        Result ran = run(List.of(exe.toString()));
-        assertEquals(0, ran.exit, ran.output);
 
-        Map<String, String> actual = new TreeMap<>();
-        for (String line : ran.output.split("\n")) {
-            int eq = line.indexOf('=');
-            actual.put(line.substring(0, eq), line.substring(eq + 1));
-        }
-        List<String> mismatches = new ArrayList<>();
-        for (Map.Entry<String, String> e : expected.entrySet()) {
-            String cValue = actual.get(e.getKey());
-            if (cValue == null) {
-                mismatches.add(e.getKey() + ": C printed nothing");
-            } else if (!agrees(e.getValue(), cValue)) {
-                mismatches.add(e.getKey() + ": Java " + e.getValue() + ", C " + cValue);
+    /** The installed headers' C for the lines the program prints; what the installed release lacks is left out. */
+    private static Map<String, String> cChecks(Map<String, Rec> present) {
+        Map<String, String> checks = new LinkedHashMap<>();
+        for (Rec r : present.values()) {
+            checks.put("size " + r.cType, "sizeof(" + r.cType + ")");
+            checks.put("align " + r.cType, "_Alignof(" + r.cType + ")");
+            for (String field : r.fields.keySet()) {
+                if (r.cls.getEnclosingClass() == null && !outside.contains(r.top)
+                        && !installed.fields.get(r.top).containsKey(field)) {
+                    continue;
+                }
+                checks.put("offset " + r.cType + " " + field, "offsetof(" + r.cType + ", " + field + ")");
+                checks.put("fsize " + r.cType + " " + field, "sizeof(((" + r.cType + " *)0)->" + field + ")");
             }
         }
-        System.out.printf("ABI: %d records, %d fields, %d typedef layouts, %d constants checked against gcc; "
-                + "%d mismatches%n", records.size(), fieldCount, typedefCount, constantCount, mismatches.size());
+        for (String t : typedefs.keySet()) {
+            if (installed.typedefs.contains(t)) {
+                checks.put("size " + t, "sizeof(" + t + ")");
+                checks.put("align " + t, "_Alignof(" + t + ")");
+            }
+        }
+        for (String n : constants.keySet()) {
+            if (installed.constants.containsKey(n)) {
+                checks.put("const " + n, n);
+            }
+        }
+        return checks;
+    }
+
+    private static String printf(String key, String expr, String javaValue) {
+        String k = cString(key);
+        if (!key.startsWith("const ")) {
+            return "    printf(\"%s=%zu\\n\", " + k + ", (size_t)(" + expr + "));\n";
+        }
+        String kind = javaValue.substring(0, 1);
+        return switch (kind) {
+            case "i", "l" -> "    printf(\"%s=%s %lld %llu\\n\", " + k + ", " + cString(kind) + ", (long long)(" + expr
+                    + "), (unsigned long long)(" + expr + "));\n";
+            case "d" -> "    printf(\"%s=d %.17g\\n\", " + k + ", (double)(" + expr + "));\n";
+            case "s" -> "    printf(\"%s=s %s\\n\", " + k + ", " + expr + ");\n";
+            default -> throw new AssertionError(kind);
+        };
+    }
+
+    /**
+     * Compiles and runs the program; a line gcc rejects (a field of a nested anonymous record that this release's
+     * headers lack) is reported in {@code rejected} and left out.
+     */
+    private static Map<String, String> runInC(Map<String, String> checks, Map<String, String> javaValues,
+                                              Set<String> rejected) throws Exception {
+        Map<String, String> todo = new LinkedHashMap<>(checks);
+        for (int round = 0; round < 3; round++) {
+            StringBuilder c = new StringBuilder(includes());
+            c.append("int main(void) {\n");
+            int firstLine = (int) c.chars().filter(ch -> ch == '\n').count() + 1;
+            List<String> keys = new ArrayList<>(todo.keySet());
+            for (String key : keys) {
+                c.append(printf(key, todo.get(key), javaValues.get(key)));
+            }
+            c.append("    return 0;\n}\n");
+            Path src = tmp.resolve("abi.c");
+            Path exe = tmp.resolve("abi");
+            Files.writeString(src, c);
+            Result compiled = run(List.of("gcc", "-std=gnu11", "-fmax-errors=0", "-Wno-int-conversion", "-o",
+                    exe.toString(), src.toString()));
+            if (compiled.exit != 0) {
+                Matcher m = Pattern.compile("abi\\.c:(\\d+):\\d+: error").matcher(compiled.output);
+                Set<String> bad = new TreeSet<>();
+                while (m.find()) {
+                    int index = Integer.parseInt(m.group(1)) - firstLine;
+                    assertTrue(index >= 0 && index < keys.size(), "gcc failed:\n" + compiled.output);
+                    bad.add(keys.get(index));
+                }
+                assertTrue(!bad.isEmpty(), "gcc failed:\n" + compiled.output);
+                rejected.addAll(bad);
+                bad.forEach(todo::remove);
+                continue;
+            }
+            Result ran = run(List.of(exe.toString()));
+            assertEquals(0, ran.exit, ran.output);
+            Map<String, String> actual = new TreeMap<>();
+            for (String line : ran.output.split("\n")) {
+                int eq = line.indexOf('=');
+                actual.put(line.substring(0, eq), line.substring(eq + 1));
+            }
+            return actual;
+        }
+        throw new AssertionError("gcc keeps rejecting the program");
+    }
+
+    @Test
+    void shouldMatchGccForEverythingTheInstalledReleaseDeclaresAndListWhatDiffers() throws Exception {
+        String release = installed.version;
+        // The records of the bindings that the installed release declares (nested ones: through their field).
+        Map<String, Rec> present = new LinkedHashMap<>();
+        List<String> absent = new ArrayList<>();
+        for (Rec r : recs) {
+            if (outside.contains(r.top)) {
+                present.put(r.cType, r);
+                continue;
+            }
+            if (!installed.records.containsKey(r.top)) {
+                if (r.cls.getEnclosingClass() == null) {
+                    absent.add("record " + r.top);
+                }
+                continue;
+            }
+            if (r.cls.getEnclosingClass() != null && !outside.contains(r.top)
+                    && !installed.fields.get(r.top).containsKey(firstField(r.cls))) {
+                continue;
+            }
+            present.put(r.cType, r);
+        }
+        functions.stream().filter(f -> !installed.functions.contains(f)).forEach(f -> absent.add("function " + f));
+        constants.keySet().stream().filter(n -> !installed.constants.containsKey(n))
+                .forEach(n -> absent.add("constant " + n));
+        typedefs.keySet().stream().filter(n -> !installed.typedefs.contains(n)).forEach(n -> absent.add("typedef " + n));
+        variables.stream().filter(n -> !installed.variables.contains(n)).forEach(n -> absent.add("var " + n));
+
+        Map<String, String> checks = cChecks(present);
+        Map<String, String> javaValues = new HashMap<>();
+        for (Rec r : present.values()) {
+            javaValues.put("size " + r.cType, Long.toString(r.size));
+            javaValues.put("align " + r.cType, Long.toString(r.align));
+            r.fields.forEach((f, v) -> {
+                javaValues.put("offset " + r.cType + " " + f, Long.toString(v[0]));
+                javaValues.put("fsize " + r.cType + " " + f, Long.toString(v[1]));
+            });
+        }
+        typedefs.forEach((t, v) -> {
+            javaValues.put("size " + t, Long.toString(v[0]));
+            javaValues.put("align " + t, Long.toString(v[1]));
+        });
+        constants.forEach((n, v) -> javaValues.put("const " + n, v));
+        Set<String> rejected = new TreeSet<>();
+        Map<String, String> c = runInC(checks, javaValues, rejected);
+
+        List<String> mismatches = new ArrayList<>();
+        Set<String> differing = new TreeSet<>(); // records (by C type) whose layout differs
+        int compared = 0;
+        for (String key : checks.keySet()) {
+            if (rejected.contains(key)) {
+                Rec owner = ownerOf(key, present);
+                assertTrue(owner != null && owner.cls.getEnclosingClass() != null,
+                        "gcc rejects " + key + " although the record of UCX " + release + " declares it");
+                differing.add(owner.cType);
+                continue;
+            }
+            compared++;
+            String java = javaValues.get(key);
+            String cValue = c.get(key);
+            boolean same = key.startsWith("const ") ? cValue != null && agrees(java, cValue)
+                    : java.equals(cValue) || (key.startsWith("fsize ") && java.equals("-1"));
+            if (same) {
+                continue;
+            }
+            Rec owner = key.startsWith("const ") || cValue == null ? null : ownerOf(key, present);
+            if (owner != null) {
+                differing.add(owner.cType);
+            } else {
+                mismatches.add(key + ": Java " + java + ", C " + cValue);
+            }
+        }
+        // fields the installed release has and the bindings lack make a record differ too
+        for (Rec r : present.values()) {
+            if (r.cls.getEnclosingClass() == null && !outside.contains(r.top)
+                    && !r.fields.keySet().equals(installed.fields.get(r.top).keySet())) {
+                differing.add(r.cType);
+            }
+        }
+        List<String> grown = new ArrayList<>();
+        List<String> handled = new ArrayList<>();
+        for (String cType : differing) {
+            Rec r = present.get(cType);
+            String detail = describeDifference(r, c, rejected);
+            if (HANDLED.contains(r.top)) {
+                handled.add(detail);
+            } else if (grewAtItsEnd(r, c, rejected)) {
+                grown.add(detail);
+            } else {
+                mismatches.add("layout of " + detail + " differs other than by growing at its end, and "
+                        + r.top + " is not in AbiTest.HANDLED");
+            }
+        }
+        // what the bindings have and this release lacks: the bindings' release data must say so too
+        List<String> inconsistent = new ArrayList<>();
+        List<String> exportedAnyway = new ArrayList<>();
+        for (String a : absent) {
+            String name = a.substring(a.indexOf(' ') + 1);
+            List<String> has = ucx_h$shared.releasesOf(name);
+            if (has == null || has.contains(release)) {
+                inconsistent.add(a + ": the bindings' release data say " + (has == null ? "every recorded release"
+                        : has) + " declares it");
+            }
+            if (a.startsWith("function ") && ucx_h$shared.findOrNull(name) != null) {
+                exportedAnyway.add(name); // an internal symbol of that release that a later one made public
+            }
+        }
+        for (String name : allNames()) {
+            List<String> has = ucx_h$shared.releasesOf(name);
+            if (has != null && !has.contains(release) && installed.has(name)) {
+                inconsistent.add(name + ": UCX " + release + " declares it, the bindings' release data say only "
+                        + has);
+            }
+        }
+        List<String> notExported = functions.stream().filter(installed.functions::contains)
+                .filter(f -> ucx_h$shared.findOrNull(f) == null).toList();
+
+        long constantsChecked = checks.keySet().stream().filter(k -> k.startsWith("const ")).count();
+        long fieldsChecked = checks.keySet().stream().filter(k -> k.startsWith("offset ")).count();
+        System.out.printf("ABI on UCX %s: %d records (%d nested), %d fields, %d constants present; %d values "
+                + "compared with gcc, %d mismatches%n", release, present.size(),
+                present.values().stream().filter(r -> r.cls.getEnclosingClass() != null).count(), fieldsChecked,
+                constantsChecked, compared, mismatches.size());
+        print("grown (harmless: grew at the end)", grown);
+        print("handled (differ; read release-aware, see AbiTest.HANDLED)", handled);
+        print("absent (in the bindings, not in UCX " + release + ")", absent);
+        print("declared by UCX " + release + " but not exported by its libraries", notExported);
+        print("absent from the headers of UCX " + release + " but exported by its libraries", exportedAnyway);
+
         assertEquals(List.of(), mismatches, mismatches.size() + " mismatches between Java and gcc");
-        // The whole surface, not a sample: the counts of the UCX 1.13.1 argument file.
-        assertTrue(records.size() >= 80, "records checked: " + records.size());
-        assertTrue(constantCount >= 450, "constants checked: " + constantCount);
-        assertTrue(fieldCount >= 400, "fields checked: " + fieldCount);
+        assertEquals(List.of(), inconsistent, "absent symbols disagree with the bindings' release data");
+        // The whole surface, not a sample.
+        assertTrue(present.size() >= 80, "records checked: " + present.size());
+        assertTrue(constantsChecked >= 450, "constants checked: " + constantsChecked);
+        assertTrue(fieldsChecked >= 400, "fields checked: " + fieldsChecked);
+    }
+
+    private static void print(String title, List<String> items) {
+        System.out.println(title + ": " + items.size());
+        items.forEach(i -> System.out.println("  " + i));
+    }
+
+    private static Set<String> allNames() {
+        Set<String> names = new TreeSet<>(functions);
+        names.addAll(constants.keySet());
+        names.addAll(typedefs.keySet());
+        names.addAll(variables);
+        recs.stream().filter(r -> r.cls.getEnclosingClass() == null).forEach(r -> names.add(r.top));
+        return names;
+    }
+
+    /** The C name of the top-level record's field whose anonymous type a nested class is (or is inside of). */
+    private static String firstField(Class<?> nested) {
+        Class<?> c = nested;
+        while (c.getEnclosingClass().getEnclosingClass() != null) {
+            c = c.getEnclosingClass();
+        }
+        return c.getSimpleName();
+    }
+
+    private static Rec ownerOf(String key, Map<String, Rec> present) {
+        String rest = key.substring(key.indexOf(' ') + 1);
+        if (key.startsWith("size ") || key.startsWith("align ")) {
+            return present.get(rest);
+        }
+        return present.get(rest.substring(0, rest.lastIndexOf(' ')));
+    }
+
+    /** The installed release's fields of a record: name to offset and size. */
+    private static Map<String, long[]> cFields(Rec r, Map<String, String> c, Set<String> rejected) {
+        if (r.cls.getEnclosingClass() == null && !outside.contains(r.top)) {
+            return installed.fields.get(r.top);
+        }
+        Map<String, long[]> out = new TreeMap<>();
+        for (String f : r.fields.keySet()) {
+            String key = "offset " + r.cType + " " + f;
+            if (!rejected.contains(key) && c.containsKey(key)) {
+                out.put(f, new long[] {Long.parseLong(c.get(key)), Long.parseLong(c.get("fsize " + r.cType + " " + f))});
+            }
+        }
+        return out;
+    }
+
+    /** Every field both have agrees, and the fields only one of them has all come after those. */
+    private static boolean grewAtItsEnd(Rec r, Map<String, String> c, Set<String> rejected) {
+        Map<String, long[]> inC = cFields(r, c, rejected);
+        long commonEnd = 0;
+        for (Map.Entry<String, long[]> f : r.fields.entrySet()) {
+            long[] other = inC.get(f.getKey());
+            if (other == null) {
+                continue;
+            }
+            long[] mine = f.getValue();
+            if (mine[0] != other[0] || (mine[1] != other[1] && mine[1] != -1)) {
+                return false;
+            }
+            commonEnd = Math.max(commonEnd, mine[0] + Math.max(0, mine[1]));
+        }
+        for (Map.Entry<String, long[]> f : r.fields.entrySet()) {
+            if (!inC.containsKey(f.getKey()) && f.getValue()[0] < commonEnd) {
+                return false;
+            }
+        }
+        for (Map.Entry<String, long[]> f : inC.entrySet()) {
+            if (!r.fields.containsKey(f.getKey()) && f.getValue()[0] < commonEnd) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static String describeDifference(Rec r, Map<String, String> c, Set<String> rejected) {
+        Map<String, long[]> inC = cFields(r, c, rejected);
+        List<String> parts = new ArrayList<>();
+        for (Map.Entry<String, long[]> f : r.fields.entrySet()) {
+            long[] other = inC.get(f.getKey());
+            long[] mine = f.getValue();
+            if (other == null) {
+                parts.add("-" + f.getKey() + "@" + mine[0]);
+            } else if (mine[0] != other[0] || (mine[1] != other[1] && mine[1] != -1)) {
+                parts.add(f.getKey() + " " + mine[0] + "+" + mine[1] + " -> " + other[0] + "+" + other[1]);
+            }
+        }
+        for (Map.Entry<String, long[]> f : inC.entrySet()) {
+            if (!r.fields.containsKey(f.getKey())) {
+                parts.add("+" + f.getKey() + "@" + f.getValue()[0]);
+            }
+        }
+        return r.cType + ": size " + r.size + " in the bindings, " + c.getOrDefault("size " + r.cType, "?")
+                + " in UCX " + installed.version + (parts.isEmpty() ? "" : " (" + String.join(", ", parts) + ")");
     }
 
     /** A Java int constant must equal the C value read as a 32-bit integer, signed or unsigned, with no loss. */
@@ -344,6 +700,18 @@ class AbiTest {
             return c.startsWith("d ") && Double.parseDouble(c.substring(2)) == Double.parseDouble(java.substring(2));
         }
         return java.equals(c);
+    }
+
+    @Test
+    void shouldResolveReleaseDependentConstantsFromTheLoadedUcx() {
+        // the loaded UCX is the installed one, and constants follow it
+        assertEquals(installed.version, UcxLibraryHook.versionString());
+        int minor = UcxLibraryHook.version() >> 8 & 0xff;
+        assertEquals(minor, ucx_h.UCP_API_MINOR());
+        assertEquals(minor, ucx_h.UCT_VERNO_MINOR());
+        assertEquals(installed.version, ucx_h.UCT_VERNO_STRING());
+        assertNotNull(ucx_h$shared.releasesOf("ucp_memh_pack"));
+        assertNull(ucx_h$shared.releasesOf("ucp_init_version"));
     }
 
     @Test

@@ -6,6 +6,7 @@ import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -37,5 +38,22 @@ class MissingSymbolTest {
         assertTrue(e.getMessage().contains(version), e.getMessage());
         assertTrue(version.matches("UCX \\d+\\.\\d+\\.\\d+"), version);
         assertThrows(UnsatisfiedLinkError.class, () -> ucx_h$shared.requireAddress(null, symbol));
+    }
+
+    @Test
+    void shouldSayWhichRecordedReleasesHaveTheMissingFunction() {
+        String version = io.github.ucxffm.bindings.support.UcxLibraryHook.versionString();
+        assertEquals(java.util.List.of("1.18.1", "1.23.0"), ucx_h$shared.releasesOf("ucp_memh_pack"));
+        if (ucx_h$shared.findOrNull("ucp_memh_pack") != null) {
+            System.out.println("ucp_memh_pack exists in UCX " + version + "; its missing-symbol message is checked "
+                    + "on UCX 1.13");
+            return;
+        }
+        UnsatisfiedLinkError e = assertThrows(UnsatisfiedLinkError.class, () -> ucx_h.ucp_memh_pack(
+                MemorySegment.NULL, MemorySegment.NULL, MemorySegment.NULL, MemorySegment.NULL));
+        assertEquals("ucp_memh_pack is not in the loaded UCX " + version
+                + " (UCX 1.18.1 and later have it, UCX 1.13.1 lacks it)", e.getMessage());
+        UnsatisfiedLinkError address = assertThrows(UnsatisfiedLinkError.class, ucx_h::ucp_memh_pack$address);
+        assertEquals(e.getMessage(), address.getMessage());
     }
 }

@@ -72,18 +72,58 @@ public final class UcxLibraryHook {
     }
 
     /**
+     * The release of the loaded UCX as {@code MAJOR << 16 | MINOR << 8 | PATCH} (1.18.1 is {@code 0x011201}), from
+     * {@code ucp_get_version}, asked once and kept. The one place the bindings learn the UCX version: constants whose
+     * value differs between UCX releases are resolved from it, and missing-symbol errors name it.
+     *
+     * @return the loaded UCX release code
+     * @throws UnsatisfiedLinkError if the UCX libraries cannot be loaded
+     */
+    public static int version() {
+        return LoadedVersion.CODE;
+    }
+
+    /**
+     * The loaded UCX release as text, {@code "MAJOR.MINOR.PATCH"}.
+     *
+     * @return e.g. {@code "1.18.1"}
+     * @throws UnsatisfiedLinkError if the UCX libraries cannot be loaded
+     */
+    public static String versionString() {
+        int v = version();
+        return (v >>> 16) + "." + (v >>> 8 & 0xff) + "." + (v & 0xff);
+    }
+
+    /** Lazy holder: the version is asked on first use, once. */
+    private static final class LoadedVersion {
+        static final int CODE = query();
+
+        private static int query() {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment v = arena.allocate(JAVA_INT, 3);
+                ucx_h.ucp_get_version(v, v.asSlice(4), v.asSlice(8));
+                int major = v.getAtIndex(JAVA_INT, 0);
+                int minor = v.getAtIndex(JAVA_INT, 1);
+                int patch = v.getAtIndex(JAVA_INT, 2);
+                if (major < 0 || minor < 0 || minor > 255 || patch < 0 || patch > 255) {
+                    throw new UnsatisfiedLinkError("ucp_get_version gave an unexpected " + major + "." + minor + "."
+                            + patch);
+                }
+                return major << 16 | minor << 8 | patch;
+            }
+        }
+    }
+
+    /**
      * Describes the loaded UCX for error messages, e.g. {@code "UCX 1.13.1"}.
      *
      * @return the UCX version the process runs, or a note that it is unknown
      */
     public static String describe() {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment v = arena.allocate(JAVA_INT, 3);
-            ucx_h.ucp_get_version(v, v.asSlice(4), v.asSlice(8));
-            return "UCX " + v.getAtIndex(JAVA_INT, 0) + "." + v.getAtIndex(JAVA_INT, 1) + "."
-                    + v.getAtIndex(JAVA_INT, 2);
+        try {
+            return "UCX " + versionString();
         } catch (RuntimeException | Error e) {
-            return "UCX version unknown: " + e.getMessage();
+            return "UCX of unknown version (" + e + ")";
         }
     }
 }
