@@ -1,11 +1,6 @@
 package io.github.ucxffm;
 
-import io.github.ucxffm.bindings.ucx_h;
-
-import java.lang.foreign.Arena;
-import java.lang.foreign.MemorySegment;
-
-import static java.lang.foreign.ValueLayout.JAVA_INT;
+import io.github.ucxffm.bindings.support.UcxLibraryHook;
 
 /**
  * A UCX release number, comparable; and what ucx-ffm does differently by release.
@@ -76,11 +71,8 @@ public record UcxVersion(int major, int minor, int release) implements Comparabl
     }
 
     private static UcxVersion query() {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment v = arena.allocate(JAVA_INT, 3);
-            ucx_h.ucp_get_version(v, v.asSlice(4), v.asSlice(8));
-            return new UcxVersion(v.getAtIndex(JAVA_INT, 0), v.getAtIndex(JAVA_INT, 1), v.getAtIndex(JAVA_INT, 2));
-        }
+        int code = UcxLibraryHook.version(); // ucp_get_version, asked once for the whole process
+        return new UcxVersion(code >>> 16, code >>> 8 & 0xff, code & 0xff);
     }
 
     /**
