@@ -4,11 +4,7 @@ import io.github.ucxffm.bindings.ucp_mem_attr;
 import io.github.ucxffm.bindings.ucp_mem_map_params;
 
 import java.lang.foreign.Arena;
-import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.SymbolLookup;
-import java.lang.invoke.MethodHandle;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static io.github.ucxffm.bindings.ucx_h.*;
@@ -31,28 +27,6 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * <b>Threads.</b> Any thread.
  */
 public final class UcpMemory extends UcxHandle {
-
-    private static final MethodHandle MEMH_PACK;
-    private static final MethodHandle MEMH_BUFFER_RELEASE;
-
-    static {
-        // ucp_memh_pack arrived in UCX 1.14; on older releases ucp_rkey_pack does the same job.
-        MethodHandle pack = null;
-        MethodHandle release = null;
-        if (UcxVersion.runtime().atLeast(1, 14)) {
-            SymbolLookup ucp = SymbolLookup.libraryLookup("libucp.so.0", Arena.global());
-            Linker linker = Linker.nativeLinker();
-            var p = ucp.find("ucp_memh_pack");
-            var r = ucp.find("ucp_memh_buffer_release");
-            if (p.isPresent() && r.isPresent()) {
-                pack = linker.downcallHandle(p.get(), FunctionDescriptor.of(JAVA_BYTE, ADDRESS, ADDRESS, ADDRESS,
-                        ADDRESS));
-                release = linker.downcallHandle(r.get(), FunctionDescriptor.ofVoid(ADDRESS, ADDRESS));
-            }
-        }
-        MEMH_PACK = pack;
-        MEMH_BUFFER_RELEASE = release;
-    }
 
     private final UcpContext context;
     private final MemorySegment memh;
@@ -177,34 +151,24 @@ public final class UcpMemory extends UcxHandle {
     }
 
     /**
-     * Packs the remote key as UCX makes it ({@code ucp_memh_pack} on UCX 1.14+, {@code ucp_rkey_pack} before), for
-     * peers that do not use ucx-ffm.
+     * Packs the remote key as UCX makes it ({@code ucp_rkey_pack}), for peers that do not use ucx-ffm.
      *
      * @return UCX's key bytes
      */
     public byte[] packRawRemoteKey() {
         MemorySegment h = memh();
+        // Not ucp_memh_pack, although the headers of 1.14+ name it the successor: up to 1.23 at least, it packs only
+        // with UCP_MEMH_PACK_FLAG_EXPORT (a handle for a peer on the same device, not a remote key) and without that
+        // flag aborts the process ("packing rkey using ucp_memh_pack() is unsupported", ucp_rkey.c). ucp_rkey_pack,
+        // deprecated into ucp_compat.h, still makes the remote key on every release.
         try (Arena call = Arena.ofConfined()) {
             MemorySegment bufP = call.allocate(ADDRESS);
             MemorySegment sizeP = call.allocate(JAVA_LONG);
-            if (MEMH_PACK != null) {
-                MemorySegment params = call.allocate(16, 8); // ucp_memh_pack_params_t: field_mask 0
-                byte status = (byte) MEMH_PACK.invokeExact(h, params, bufP, sizeP);
-                Status.check(status, "ucp_memh_pack");
-                MemorySegment buf = bufP.get(ADDRESS, 0);
-                byte[] bytes = buf.reinterpret(sizeP.get(JAVA_LONG, 0)).toArray(JAVA_BYTE);
-                MEMH_BUFFER_RELEASE.invokeExact(buf, call.allocate(8, 8));
-                return bytes;
-            }
             Status.check(ucp_rkey_pack(context.handle(), h, bufP, sizeP), "ucp_rkey_pack");
             MemorySegment buf = bufP.get(ADDRESS, 0);
             byte[] bytes = buf.reinterpret(sizeP.get(JAVA_LONG, 0)).toArray(JAVA_BYTE);
             ucp_rkey_buffer_release(buf);
             return bytes;
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(t);
         }
     }
 
