@@ -77,6 +77,10 @@ public final class UcpConnectionRequest {
      * Accepts the connection: creates the server's endpoint, with peer error handling.
      *
      * @return the endpoint, owned by the listener's worker
+     * @throws UcxException if UCX cannot create the endpoint. UCX 1.18 and 1.23 hand a connection whose header is
+     *                      not a UCP address (a port scanner's bytes) to the application as a request, and its accept
+     *                      fails ({@code UCS_ERR_INVALID_PARAM}, or {@code UCS_ERR_UNREACHABLE} with
+     *                      {@code UCX_PROTO_ENABLE=n}), UCX having rejected it; a server should go on listening
      */
     public UcpEndpoint accept() {
         return accept(null);

@@ -41,9 +41,12 @@ public final class UcpContext extends UcxHandle {
         AM(UCP_FEATURE_AM(), 1, 0),
         /** Remote memory access: put and get. */
         RMA(UCP_FEATURE_RMA(), 1, 0),
-        /** 32-bit remote atomics. */
+        /**
+         * 32-bit remote atomics. On UCX 1.14+ a context with atomics runs UCX's first protocols
+         * ({@code UCX_PROTO_ENABLE=n}) unless told otherwise: see docs/UCX-BEHAVIOUR.md.
+         */
         AMO32(UCP_FEATURE_AMO32(), 1, 0),
-        /** 64-bit remote atomics. */
+        /** 64-bit remote atomics; on UCX 1.14+ also chooses UCX's first protocols, as {@link #AMO32} does. */
         AMO64(UCP_FEATURE_AMO64(), 1, 0),
         /** Event-driven progress: {@link UcpWorker#eventFd()}, arm, wait, signal. */
         WAKEUP(UCP_FEATURE_WAKEUP(), 1, 0),
@@ -198,7 +201,12 @@ public final class UcpContext extends UcxHandle {
                 Status.check(ucp_config_read(MemorySegment.NULL, MemorySegment.NULL, configP), "ucp_config_read");
                 MemorySegment configH = configP.get(ADDRESS, 0);
                 try {
-                    for (Map.Entry<String, String> e : config.entrySet()) {
+                    Map<String, String> options = config;
+                    if (needsProtocolsV1(runtime, features, config)) {
+                        options = new LinkedHashMap<>(config);
+                        options.put("PROTO_ENABLE", "n");
+                    }
+                    for (Map.Entry<String, String> e : options.entrySet()) {
                         byte s = ucp_config_modify(configH, arena.allocateFrom(e.getKey()),
                                 arena.allocateFrom(e.getValue()));
                         if (s == UCS_ERR_NO_ELEM()) {
@@ -235,6 +243,24 @@ public final class UcpContext extends UcxHandle {
                 }
             }
         }
+    }
+
+    /**
+     * Whether a context must use UCX's first protocol implementation ({@code UCX_PROTO_ENABLE=n}) rather than the
+     * "new protocols" that UCX 1.14+ select by default (1.13 uses the first one by default). With the new protocols
+     * of 1.18.1 and 1.23.0, remote atomics emulated in software (tcp) on an endpoint with
+     * {@code UCP_ERR_HANDLING_MODE_PEER}, which ucx-ffm uses by default, never work: 1.23.0 cancels every one
+     * ({@code UCS_ERR_CANCELED}, logging "proto_reconfig.c: cannot find remote protocol for ... amo_fetch") and fails
+     * the endpoint; 1.18.1 finds no fetching-atomic protocol and, between two workers of one process, aborts in
+     * {@code tcp_ep.c:1041} ({@code ucs_queue_is_empty(&ep->pending_q)}). With {@code UCX_PROTO_ENABLE=n} both
+     * compute them exactly. So a context created for atomics uses the first protocols, unless the application
+     * chose {@code PROTO_ENABLE} itself, through {@link Builder#config} or the environment.
+     */
+    static boolean needsProtocolsV1(UcxVersion runtime, Set<Feature> features, Map<String, String> config) {
+        return runtime.atLeast(1, 14)
+                && (features.contains(Feature.AMO32) || features.contains(Feature.AMO64))
+                && !config.containsKey("PROTO_ENABLE")
+                && System.getenv("UCX_PROTO_ENABLE") == null;
     }
 
     /** The native {@code ucp_context_h}, for use with the raw bindings; valid until close. */

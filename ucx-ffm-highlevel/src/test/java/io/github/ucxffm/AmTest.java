@@ -105,7 +105,15 @@ class AmTest extends TwoWorkerTest {
             assertFalse(g.hadReplyEndpoint());
             byte[] expected = array(data.asSlice(3, size));
             if (size >= 1 << 20) {
-                assertTrue(g.rendezvous(), "a " + size + "-byte message should arrive by rendezvous");
+                // UCX's choice for a send without a protocol flag: rendezvous from a threshold on 1.13.1 and 1.23.0;
+                // UCX 1.18.1 sends it eagerly in fragments at every size over tcp (the transport of these endpoints:
+                // peer error handling keeps shared memory out), taking rendezvous only for fast-completion sends.
+                if (eagerAtEverySize()) {
+                    assertFalse(g.rendezvous(), "UCX " + UcxVersion.runtime() + " sends a " + size + "-byte message "
+                            + "without flags eagerly");
+                } else {
+                    assertTrue(g.rendezvous(), "a " + size + "-byte message should arrive by rendezvous");
+                }
             }
             if (size <= 4096) {
                 assertFalse(g.rendezvous(), "a " + size + "-byte message should arrive eagerly");
@@ -127,6 +135,12 @@ class AmTest extends TwoWorkerTest {
             }
         }
         assertEquals(0, b.keptAmDataCount());
+    }
+
+    /** Whether this UCX sends active messages without a protocol flag eagerly at every size (see the caller). */
+    private static boolean eagerAtEverySize() {
+        UcxVersion v = UcxVersion.runtime();
+        return v.major() == 1 && v.minor() == 18;
     }
 
     @Test
@@ -439,7 +453,7 @@ class AmTest extends TwoWorkerTest {
         ArrayDeque<Got> got = new ArrayDeque<>();
         b.setAmHandler(1, recorder(got));
         MemorySegment big = bytes(2 << 20, 8);
-        long send = ab.sendAm(1, null, big, 0, big.byteSize(), UcpAmSendFlags.NONE);
+        long send = ab.sendAm(1, null, big, 0, big.byteSize(), UcpAmSendFlags.RNDV);
         progressUntil(() -> !got.isEmpty());
         UcpAmData d = got.remove().kept();
         MemorySegment dst = arena.allocate(big.byteSize());
@@ -470,7 +484,7 @@ class AmTest extends TwoWorkerTest {
         }));
         MemorySegment big1 = bytes(1 << 20, 21);
         AtomicLong sentBack = new AtomicLong(-1);
-        ab.sendAm(8, bytes(8, 0), big1, 0, big1.byteSize(), UcpAmSendFlags.NONE,
+        ab.sendAm(8, bytes(8, 0), big1, 0, big1.byteSize(), UcpAmSendFlags.RNDV,
                 (status, length, tag) -> sentBack.set(status));
         progressUntil(() -> calledBack.get() >= 0 && sentBack.get() >= 0);
         assertEquals(1 << 20, calledBack.get());
@@ -481,7 +495,7 @@ class AmTest extends TwoWorkerTest {
         List<UcpAmData> kept = new ArrayList<>();
         b.setAmHandler(9, m -> kept.add(m.keep()));
         MemorySegment big2 = bytes(3 << 20, 22);
-        CompletableFuture<Long> sent = ab.sendAmAsync(9, null, big2, 0, big2.byteSize(), UcpAmSendFlags.NONE);
+        CompletableFuture<Long> sent = ab.sendAmAsync(9, null, big2, 0, big2.byteSize(), UcpAmSendFlags.RNDV);
         progressUntil(() -> !kept.isEmpty());
         progressFor(50);
         assertFalse(sent.isDone(), "a rendezvous send waits for the receiver to fetch the data");
@@ -502,11 +516,11 @@ class AmTest extends TwoWorkerTest {
         AtomicInteger ignored = new AtomicInteger();
         b.setAmHandler(13, m -> ignored.incrementAndGet());
         MemorySegment big = bytes(1 << 20, 4);
-        long send = ab.sendAm(12, null, big, 0, big.byteSize(), UcpAmSendFlags.NONE);
+        long send = ab.sendAm(12, null, big, 0, big.byteSize(), UcpAmSendFlags.RNDV);
         progressUntil(() -> !kept.isEmpty());
         kept.getFirst().release();
         complete(a, send);
-        long send2 = ab.sendAm(13, null, big, 0, big.byteSize(), UcpAmSendFlags.NONE);
+        long send2 = ab.sendAm(13, null, big, 0, big.byteSize(), UcpAmSendFlags.RNDV);
         complete(a, send2);
         assertEquals(1, ignored.get());
         // Kept and released inside the handler.
@@ -516,7 +530,7 @@ class AmTest extends TwoWorkerTest {
             d.release();
             heldAfterRelease.add(d.isHeld());
         });
-        complete(a, ab.sendAm(15, null, big, 0, big.byteSize(), UcpAmSendFlags.NONE));
+        complete(a, ab.sendAm(15, null, big, 0, big.byteSize(), UcpAmSendFlags.RNDV));
         assertEquals(List.of(false), heldAfterRelease);
         assertEquals(0, b.keptAmDataCount());
     }
@@ -527,7 +541,7 @@ class AmTest extends TwoWorkerTest {
         List<UcpAmData> kept = new ArrayList<>();
         b.setAmHandler(14, m -> kept.add(m.keep()), UcpAmHandler.PERSISTENT_DATA);
         MemorySegment big = bytes(1 << 20, 6);
-        long rendezvousSend = ab.sendAm(14, null, big, 0, big.byteSize(), UcpAmSendFlags.NONE);
+        long rendezvousSend = ab.sendAm(14, null, big, 0, big.byteSize(), UcpAmSendFlags.RNDV);
         complete(a, ab.sendAm(14, null, big, 0, 128, UcpAmSendFlags.EAGER));
         progressUntil(() -> kept.size() == 2);
         MemorySegment eager = kept.stream().filter(d -> !d.isRendezvous()).findFirst().orElseThrow().data();

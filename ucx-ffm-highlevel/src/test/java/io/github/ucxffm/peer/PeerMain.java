@@ -8,6 +8,7 @@ import io.github.ucxffm.UcpEndpoint;
 import io.github.ucxffm.UcpListener;
 import io.github.ucxffm.UcpMemory;
 import io.github.ucxffm.UcpWorker;
+import io.github.ucxffm.UcxException;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -118,14 +119,24 @@ public final class PeerMain {
             }
             UcpListener listener = worker.listen(new InetSocketAddress("127.0.0.1", 0));
             System.out.println("LISTENING " + listener.address().getPort());
-            UcpConnectionRequest request;
-            while ((request = listener.poll()) == null) {
-                worker.progress();
-                checkDeadline(deadline);
-            }
             // Shared memory needs UCP_ERR_HANDLING_MODE_NONE on UCX 1.13 (peer error handling excludes it).
             boolean shm = !tls.equals("tcp");
-            UcpEndpoint ep = request.accept(null, !shm);
+            UcpConnectionRequest request = null;
+            UcpEndpoint ep = null;
+            while (ep == null) {
+                while ((request = listener.poll()) == null) {
+                    worker.progress();
+                    checkDeadline(deadline);
+                }
+                try {
+                    ep = request.accept(null, !shm);
+                } catch (UcxException e) {
+                    // UCX 1.14+ hand a connection whose header is not a UCP address to the application, and its
+                    // accept fails (UCX rejected it): wait for the next client, as a server should
+                    System.out.println("ACCEPT-FAILED " + e.getMessage());
+                    continue;
+                }
+            }
             System.out.println("ACCEPTED " + request.clientAddress());
             try {
                 switch (role) {
