@@ -42,11 +42,11 @@ public final class UcpContext extends UcxHandle {
         /** Remote memory access: put and get. */
         RMA(UCP_FEATURE_RMA(), 1, 0),
         /**
-         * 32-bit remote atomics. On UCX 1.14+ a context with atomics runs UCX's first protocols
+         * 32-bit remote atomics. On UCX 1.14 to 1.18 a context with atomics runs UCX's first protocols
          * ({@code UCX_PROTO_ENABLE=n}) unless told otherwise: see docs/UCX-BEHAVIOUR.md.
          */
         AMO32(UCP_FEATURE_AMO32(), 1, 0),
-        /** 64-bit remote atomics; on UCX 1.14+ also chooses UCX's first protocols, as {@link #AMO32} does. */
+        /** 64-bit remote atomics; on UCX 1.14 to 1.18 also chooses UCX's first protocols, as {@link #AMO32} does. */
         AMO64(UCP_FEATURE_AMO64(), 1, 0),
         /** Event-driven progress: {@link UcpWorker#eventFd()}, arm, wait, signal. */
         WAKEUP(UCP_FEATURE_WAKEUP(), 1, 0),
@@ -253,11 +253,13 @@ public final class UcpContext extends UcxHandle {
      * ({@code UCS_ERR_CANCELED}, logging "proto_reconfig.c: cannot find remote protocol for ... amo_fetch") and fails
      * the endpoint; 1.18.1 finds no fetching-atomic protocol and, between two workers of one process, aborts in
      * {@code tcp_ep.c:1041} ({@code ucs_queue_is_empty(&ep->pending_q)}). With {@code UCX_PROTO_ENABLE=n} both
-     * compute them exactly. So a context created for atomics uses the first protocols, unless the application
-     * chose {@code PROTO_ENABLE} itself, through {@link Builder#config} or the environment.
+     * compute them exactly. So a context created for atomics uses the first protocols on 1.14 to 1.18, unless the
+     * application chose {@code PROTO_ENABLE} itself, through {@link Builder#config} or the environment. Not on
+     * 1.19+: the first protocols of 1.23.0 refuse {@code ucp_put_nbx} and {@code ucp_get_nbx}
+     * ({@code UCS_ERR_UNSUPPORTED}), so there atomics over tcp need an endpoint without peer error handling.
      */
     static boolean needsProtocolsV1(UcxVersion runtime, Set<Feature> features, Map<String, String> config) {
-        return runtime.atLeast(1, 14)
+        return runtime.atLeast(1, 14) && !runtime.atLeast(1, 19)
                 && (features.contains(Feature.AMO32) || features.contains(Feature.AMO64))
                 && !config.containsKey("PROTO_ENABLE")
                 && System.getenv("UCX_PROTO_ENABLE") == null;
