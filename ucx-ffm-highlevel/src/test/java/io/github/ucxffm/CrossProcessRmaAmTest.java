@@ -296,6 +296,11 @@ class CrossProcessRmaAmTest {
         return size == 8 ? v : v & 0xFFFF_FFFFL;
     }
 
+    private static String skip(String reason) {
+        System.out.println("skipping: " + reason);
+        return reason;
+    }
+
     private static boolean fetchingLogic(UcpAtomicOp op, boolean fetching) {
         return fetching && (op == UcpAtomicOp.AND || op == UcpAtomicOp.OR || op == UcpAtomicOp.XOR);
     }
@@ -386,6 +391,10 @@ class CrossProcessRmaAmTest {
     @CsvSource({"tcp,atomics-register", "'posix,sysv,cma,self',atomics-register", "tcp,atomics",
         "'posix,sysv,cma,self',atomics"})
     void shouldComputeEveryAtomicOnThePeersCountersAcrossProcesses(String tls, String mode) throws Exception {
+        Assumptions.assumeFalse(tls.equals("tcp") && RmaPeers.tcpAtomicsCanceledWithPeerErrorHandling(),
+                () -> skip("UCX " + UcxVersion.runtime() + " cancels every atomic over tcp on an endpoint with peer "
+                        + "error handling and fails the endpoint (UCX defect; C reproduction in docs/UCX-BEHAVIOUR.md, "
+                        + "'Atomics over tcp with peer error handling'); AtomicTest checks tcp atomics there without it"));
         try (PeerProcess peer = PeerProcess.start("rma", tls, mode);
              Client c = new Client(peer, tls)) {
             UcpRemoteKey rkey = c.remoteKey();
