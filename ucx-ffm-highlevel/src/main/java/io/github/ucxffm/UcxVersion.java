@@ -76,6 +76,40 @@ public record UcxVersion(int major, int minor, int release) implements Comparabl
     }
 
     /**
+     * A defect of some UCX releases that shows through ucx-ffm (those the library works around are not listed), with
+     * the releases it was seen on. Applications can ask {@link #has(Defect)} and take the workaround given.
+     */
+    public enum Defect {
+        /**
+         * UCX 1.23 cancels every remote atomic over tcp on an endpoint with peer error handling
+         * ({@code UCS_ERR_CANCELED}, "cannot find remote protocol ... amo_fetch") and fails the endpoint. (1.14 to
+         * 1.18 have it too, but there a context with atomics runs UCX's first protocols, which do not; on 1.23 those
+         * refuse put and get.) Workaround: atomics over tcp on endpoints without peer error handling. C reproduction
+         * in docs/UCX-BEHAVIOUR.md.
+         */
+        TCP_ATOMICS_CANCELED_WITH_PEER_ERROR_HANDLING(1, 23);
+
+        private final int major;
+        private final int minor;
+
+        Defect(int major, int minor) {
+            this.major = major;
+            this.minor = minor;
+        }
+    }
+
+    /**
+     * Whether this release has {@code defect}: one of the minor releases it was seen on (a later release is taken to
+     * be fixed until seen otherwise).
+     *
+     * @param defect a defect of some UCX releases
+     * @return {@code true} if this release is one of them
+     */
+    public boolean has(Defect defect) {
+        return major == defect.major && minor == defect.minor;
+    }
+
+    /**
      * Whether ucx-ffm uses {@code capability} on this release.
      *
      * @param capability a release-dependent behaviour

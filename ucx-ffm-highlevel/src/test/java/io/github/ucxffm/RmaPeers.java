@@ -81,13 +81,9 @@ final class RmaPeers implements AutoCloseable {
         return mode.peerErrorHandling;
     }
 
-    /**
-     * Whether the loaded UCX has the defect of {@link #peerErrorHandling}: 1.23 (later releases are held to exact
-     * atomics again until seen otherwise).
-     */
+    /** Whether the loaded UCX has the defect of {@link #peerErrorHandling}. */
     static boolean tcpAtomicsCanceledWithPeerErrorHandling() {
-        UcxVersion v = UcxVersion.runtime();
-        return v.major() == 1 && v.minor() == 23;
+        return UcxVersion.runtime().has(UcxVersion.Defect.TCP_ATOMICS_CANCELED_WITH_PEER_ERROR_HANDLING);
     }
 
     void progress() {

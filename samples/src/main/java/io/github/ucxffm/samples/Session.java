@@ -8,6 +8,7 @@ import io.github.ucxffm.UcpWorker;
 import io.github.ucxffm.UcsStatus;
 import io.github.ucxffm.UcxException;
 import io.github.ucxffm.UcxTimeoutException;
+import io.github.ucxffm.UcxVersion;
 
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -72,6 +73,14 @@ final class Session implements AutoCloseable {
         try {
             worker = context.newWorker();
             boolean peerErrors = !options.sharedMemory();
+            List<UcpContext.Feature> asked = List.of(features);
+            if (peerErrors && (asked.contains(UcpContext.Feature.AMO64) || asked.contains(UcpContext.Feature.AMO32))
+                    && UcxVersion.runtime().has(UcxVersion.Defect.TCP_ATOMICS_CANCELED_WITH_PEER_ERROR_HANDLING)) {
+                // this UCX cancels atomics over tcp on endpoints with peer error handling (UcxVersion.Defect)
+                System.out.println(sample + ": UCX " + UcxVersion.runtime() + " cancels atomics over tcp on endpoints"
+                        + " with peer error handling: connecting without it");
+                peerErrors = false;
+            }
             Session[] self = new Session[1];
             UcpEndpoint endpoint;
             if (options.server()) {
