@@ -16,6 +16,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
@@ -85,10 +86,15 @@ class DataIntegrityTest {
                 : Map.of("UCX_RNDV_THRESH", RNDV_THRESH, "JAVA_TOOL_OPTIONS", jvm);
     }
 
-    private static PeerProcess launch(String tls, IntegrityHub hub, int base, String dirs, String regions,
-                                      Integrity.Config cfg) throws Exception {
+    /** Where the peer of channel {@code base} appends its report lines (see {@link #settledLines}). */
+    private Path reports(int base) {
+        return regionDir.resolve("reports-" + base);
+    }
+
+    private PeerProcess launch(String tls, IntegrityHub hub, int base, String dirs, String regions,
+                               Integrity.Config cfg) throws Exception {
         List<String> args = new ArrayList<>(List.of(tls, Integer.toString(hub.port()), Integer.toString(base), dirs,
-                regions));
+                regions, IntegrityPeer.reportFile(reports(base))));
         args.addAll(cfg.toArgs());
         return PeerProcess.launch(env(tls), List.of(), IntegrityPeer.class, args);
     }
@@ -122,9 +128,27 @@ class DataIntegrityTest {
         return s.length() < 4000 ? s : "..." + s.substring(s.length() - 4000);
     }
 
-    /** The peer's report lines, its output read to the end (the peer has exited or been killed). */
-    private static Integrity.Lines settledLines(PeerProcess peer) throws InterruptedException {
-        return Integrity.Lines.parse(peer.transcriptToEnd(10));
+    /**
+     * What the peer reported, once it has exited or been killed: its report lines from the file it appended each one
+     * to before acting on it (a SIGKILL leaves the file whole; its standard output, read through a pipe, has cut the
+     * last lines short in some runs), and UCX's messages from its output, read to the end. A report line the output
+     * lacks is logged.
+     */
+    private Integrity.Lines settledLines(PeerProcess peer, int base) throws Exception {
+        Integrity.Lines out = Integrity.Lines.parse(peer.transcriptToEnd(10));
+        Integrity.Lines lines = Integrity.Lines.parse(Files.readString(reports(base)));
+        lines.ucxWarnings.addAll(out.ucxWarnings);
+        lines.ucxWarningsAtClose.addAll(out.ucxWarningsAtClose);
+        for (Map.Entry<Integer, Integrity.Lines.Channel> e : lines.channels.entrySet()) {
+            Integrity.Lines.Channel printed = out.channel(e.getKey());
+            Integrity.SeqSet gotUnprinted = e.getValue().got.minus(printed.got);
+            Integrity.SeqSet ackedUnprinted = e.getValue().acked().minus(printed.acked());
+            if (!gotUnprinted.isEmpty() || !ackedUnprinted.isEmpty()) {
+                log("channel %d: the report file has lines the peer's output lacks: verified %s, acknowledged %s",
+                        e.getKey(), gotUnprinted, ackedUnprinted);
+            }
+        }
+        return lines;
     }
 
     private static IntegrityHub.Connection connection(IntegrityHub hub, boolean peerSends) {
@@ -241,7 +265,7 @@ class DataIntegrityTest {
                 assertEquals(0, in.end(deadline), "tokens left in flight");
                 assertEquals(0, out.end(deadline), "tokens left in flight");
                 assertEquals(0, peer.waitFor(30), tail(peer.transcript()));
-                Integrity.Lines lines = settledLines(peer);
+                Integrity.Lines lines = settledLines(peer, 100);
                 IntegrityReceiver r = in.receiver();
                 IntegritySender s = out.sender();
                 List<String> problems = new ArrayList<>(IntegrityAudit.cleanPeerSender(r, lines.channel(in.channel())));
@@ -341,7 +365,7 @@ class DataIntegrityTest {
                 int left = c.end(System.nanoTime() + BOUND.toNanos());
                 Integrity.SlotScan slots = r.recoverPuts();
                 assertEquals(128 + PeerProcess.SIGKILL, peer.waitFor(10));
-                Integrity.Lines lines = settledLines(peer);
+                Integrity.Lines lines = settledLines(peer, 200);
                 Integrity.Lines.Channel p = lines.channel(c.channel());
                 List<String> problems = IntegrityAudit.killedPeerSender(r, p);
                 assertEquals(List.of(), problems);
@@ -398,7 +422,7 @@ class DataIntegrityTest {
                 String detected = c.ep.isFailed() ? c.ep.failureStatus() + " reported" : "nothing reported";
                 int left = c.end(System.nanoTime() + BOUND.toNanos());
                 assertEquals(128 + PeerProcess.SIGKILL, peer.waitFor(10));
-                Integrity.Lines lines = settledLines(peer);
+                Integrity.Lines lines = settledLines(peer, base);
                 Integrity.Lines.Channel p = lines.channel(c.channel());
                 Integrity.SlotScan slots;
                 try (Arena arena = Arena.ofConfined();
