@@ -160,10 +160,18 @@ class DataIntegrityTest {
         return null;
     }
 
-    private static Integrity.Config config(long runMillis) {
+    private static Integrity.Config config(String tls, long runMillis) {
         Integrity.Config cfg = new Integrity.Config();
         cfg.window = 32;
         cfg.runMillis = runMillis;
+        if (tls.equals(TCP) && UcxVersion.runtime().atLeast(1, 19)) {
+            // UCX defect, not ours: docs/UCX-BEHAVIOUR.md "Atomics over tcp with peer error handling", with its C
+            // reproduction; 1.14-1.18 are served by the first protocols (UcpContext), which 1.23.0 cannot use for RMA
+            cfg.atomics = false;
+            log("tcp on UCX %s: fetching atomics left out; this release cancels remote atomics over tcp on endpoints "
+                    + "with peer error handling (\"cannot find remote protocol for ... amo_fetch\") and fails the "
+                    + "endpoint, and its first protocols refuse put and get", UcxVersion.runtime());
+        }
         return cfg;
     }
 
@@ -237,7 +245,7 @@ class DataIntegrityTest {
     @ParameterizedTest
     @ValueSource(strings = {TCP, DEFAULT})
     void shouldDeliverEveryMessageIntactAndExactlyOnceUnderLoad(String tls) throws Exception {
-        Integrity.Config cfg = config(3500);
+        Integrity.Config cfg = config(tls, 3500);
         IntegrityHub[] hubs = new IntegrityHub[1];
         UcxLogCapture ucxLog = UcxLogCapture.start();
         try (ucxLog; UcpContext context = context(tls);
@@ -279,8 +287,9 @@ class DataIntegrityTest {
                     assertTrue(r.counts.verified.getOrDefault(k, 0L) > 0, k + " never received: " + r.counts.verified);
                 }
                 assertTrue(s.maxInFlight >= 8, "at most " + s.maxInFlight + " messages were in flight at once");
-                assertTrue(s.counts.ops.getOrDefault("get", 0L) > 0 && s.counts.ops.getOrDefault("atomic", 0L) > 0,
-                        "gets and atomics: " + s.counts.ops);
+                assertTrue(s.counts.ops.getOrDefault("get", 0L) > 0, "gets: " + s.counts.ops);
+                // atomics, unless left out on this release (config() prints why): then none may have gone
+                assertEquals(cfg.atomics, s.counts.ops.getOrDefault("atomic", 0L) > 0, "atomics: " + s.counts.ops);
                 Map<String, String> peerSender = lines.channel(in.channel()).report;
                 log("%s load (lanes %s), %d ms: peer->hub %d messages %s, %d bytes verified; hub->peer %d messages, "
                                 + "up to %d in flight, ops %s; peer sender %s", tls, lanes, millis, r.received.size(),
@@ -324,7 +333,7 @@ class DataIntegrityTest {
     @ParameterizedTest
     @ValueSource(strings = {TCP, DEFAULT})
     void shouldHaveReceivedEverythingAcknowledgedWhenTheSendingPeerIsKilled(String tls) throws Exception {
-        Integrity.Config cfg = config(30_000);
+        Integrity.Config cfg = config(tls, 30_000);
         Integrity.Config peerCfg = cfg.copy();
         if (tls.equals(TCP)) {
             // Over tcp, puts, gets and atomics are UCP's software RMA, whose target side UCX 1.13.1 aborts on when a
@@ -400,7 +409,15 @@ class DataIntegrityTest {
     @ParameterizedTest
     @ValueSource(strings = {TCP, DEFAULT})
     void shouldHaveDeliveredEverythingAcknowledgedWhenTheReceivingPeerIsKilled(String tls) throws Exception {
-        Integrity.Config cfg = config(30_000);
+        Integrity.Config cfg = config(tls, 30_000);
+        if (cfg.atomics && UcxVersion.runtime().atLeast(1, 19)) {
+            // UCX defect, not ours (docs/UCX-BEHAVIOUR.md): UCX 1.23.0 purges the requests of an endpoint that failed
+            // and dies where one is a software atomic; this side's atomics go to the peer killed here
+            cfg.atomics = false;
+            log("%s on UCX %s: fetching atomics left out; this release aborts the process when it purges a failed "
+                    + "endpoint's software atomic in flight (\"proto_common.c: Fatal: 'abort' is not implemented for "
+                    + "protocol amo/fetch/sw\")", tls, UcxVersion.runtime());
+        }
         int base = 300;
         IntegrityHub[] hubs = new IntegrityHub[1];
         try (UcpContext context = context(tls);
