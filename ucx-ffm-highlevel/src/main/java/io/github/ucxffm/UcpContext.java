@@ -201,10 +201,12 @@ public final class UcpContext extends UcxHandle {
                 Status.check(ucp_config_read(MemorySegment.NULL, MemorySegment.NULL, configP), "ucp_config_read");
                 MemorySegment configH = configP.get(ADDRESS, 0);
                 try {
-                    Map<String, String> options = config;
+                    Map<String, String> options = new LinkedHashMap<>(config);
                     if (needsProtocolsV1(runtime, features, config)) {
-                        options = new LinkedHashMap<>(config);
                         options.put("PROTO_ENABLE", "n");
+                    }
+                    if (needsIndirectIds(runtime, config)) {
+                        options.put("PROTO_INDIRECT_ID", "on");
                     }
                     for (Map.Entry<String, String> e : options.entrySet()) {
                         byte s = ucp_config_modify(configH, arena.allocateFrom(e.getKey()),
@@ -263,6 +265,22 @@ public final class UcpContext extends UcxHandle {
                 && (features.contains(Feature.AMO32) || features.contains(Feature.AMO64))
                 && !config.containsKey("PROTO_ENABLE")
                 && System.getenv("UCX_PROTO_ENABLE") == null;
+    }
+
+    /**
+     * Whether a context must give every endpoint's requests indirect ids ({@code UCX_PROTO_INDIRECT_ID=on}; UCX's
+     * default, {@code auto}, does so only for endpoints with peer error handling). UCX purges the requests of a failed
+     * endpoint through that tracking only: on an endpoint without peer error handling whose failure UCX reports all
+     * the same (a listener connection's TCP connection-manager lane), a rendezvous send in flight never completes, and
+     * from UCX 1.14 on, whose registration cache belongs to the context, the registration it holds makes
+     * {@code ucp_cleanup} abort the process ({@code rcache.c: Assertion 'region->refcount == 0'}) on builds with
+     * assertions, such as Debian's 1.18.1 and 1.23.0. With indirect ids the send fails with the endpoint and nothing
+     * is left. UCX 1.13 only logs the request as "not returned to mpool", and is left as it is. The application's own
+     * {@code PROTO_INDIRECT_ID}, through {@link Builder#config} or the environment, wins. See docs/UCX-BEHAVIOUR.md.
+     */
+    static boolean needsIndirectIds(UcxVersion runtime, Map<String, String> config) {
+        return runtime.atLeast(1, 14) && !config.containsKey("PROTO_INDIRECT_ID")
+                && System.getenv("UCX_PROTO_INDIRECT_ID") == null;
     }
 
     /** The native {@code ucp_context_h}, for use with the raw bindings; valid until close. */

@@ -16,6 +16,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
@@ -85,10 +86,15 @@ class DataIntegrityTest {
                 : Map.of("UCX_RNDV_THRESH", RNDV_THRESH, "JAVA_TOOL_OPTIONS", jvm);
     }
 
-    private static PeerProcess launch(String tls, IntegrityHub hub, int base, String dirs, String regions,
-                                      Integrity.Config cfg) throws Exception {
+    /** Where the peer of channel {@code base} appends its report lines (see {@link #settledLines}). */
+    private Path reports(int base) {
+        return regionDir.resolve("reports-" + base);
+    }
+
+    private PeerProcess launch(String tls, IntegrityHub hub, int base, String dirs, String regions,
+                               Integrity.Config cfg) throws Exception {
         List<String> args = new ArrayList<>(List.of(tls, Integer.toString(hub.port()), Integer.toString(base), dirs,
-                regions));
+                regions, IntegrityPeer.reportFile(reports(base))));
         args.addAll(cfg.toArgs());
         return PeerProcess.launch(env(tls), List.of(), IntegrityPeer.class, args);
     }
@@ -122,9 +128,27 @@ class DataIntegrityTest {
         return s.length() < 4000 ? s : "..." + s.substring(s.length() - 4000);
     }
 
-    /** The peer's report lines, its output read to the end (the peer has exited or been killed). */
-    private static Integrity.Lines settledLines(PeerProcess peer) throws InterruptedException {
-        return Integrity.Lines.parse(peer.transcriptToEnd(10));
+    /**
+     * What the peer reported, once it has exited or been killed: its report lines from the file it appended each one
+     * to before acting on it (a SIGKILL leaves the file whole; its standard output, read through a pipe, has cut the
+     * last lines short in some runs), and UCX's messages from its output, read to the end. A report line the output
+     * lacks is logged.
+     */
+    private Integrity.Lines settledLines(PeerProcess peer, int base) throws Exception {
+        Integrity.Lines out = Integrity.Lines.parse(peer.transcriptToEnd(10));
+        Integrity.Lines lines = Integrity.Lines.parse(Files.readString(reports(base)));
+        lines.ucxWarnings.addAll(out.ucxWarnings);
+        lines.ucxWarningsAtClose.addAll(out.ucxWarningsAtClose);
+        for (Map.Entry<Integer, Integrity.Lines.Channel> e : lines.channels.entrySet()) {
+            Integrity.Lines.Channel printed = out.channel(e.getKey());
+            Integrity.SeqSet gotUnprinted = e.getValue().got.minus(printed.got);
+            Integrity.SeqSet ackedUnprinted = e.getValue().acked().minus(printed.acked());
+            if (!gotUnprinted.isEmpty() || !ackedUnprinted.isEmpty()) {
+                log("channel %d: the report file has lines the peer's output lacks: verified %s, acknowledged %s",
+                        e.getKey(), gotUnprinted, ackedUnprinted);
+            }
+        }
+        return lines;
     }
 
     private static IntegrityHub.Connection connection(IntegrityHub hub, boolean peerSends) {
@@ -136,10 +160,18 @@ class DataIntegrityTest {
         return null;
     }
 
-    private static Integrity.Config config(long runMillis) {
+    private static Integrity.Config config(String tls, long runMillis) {
         Integrity.Config cfg = new Integrity.Config();
         cfg.window = 32;
         cfg.runMillis = runMillis;
+        if (tls.equals(TCP) && UcxVersion.runtime().atLeast(1, 19)) {
+            // UCX defect, not ours: docs/UCX-BEHAVIOUR.md "Atomics over tcp with peer error handling", with its C
+            // reproduction; 1.14-1.18 are served by the first protocols (UcpContext), which 1.23.0 cannot use for RMA
+            cfg.atomics = false;
+            log("tcp on UCX %s: fetching atomics left out; this release cancels remote atomics over tcp on endpoints "
+                    + "with peer error handling (\"cannot find remote protocol for ... amo_fetch\") and fails the "
+                    + "endpoint, and its first protocols refuse put and get", UcxVersion.runtime());
+        }
         return cfg;
     }
 
@@ -213,7 +245,7 @@ class DataIntegrityTest {
     @ParameterizedTest
     @ValueSource(strings = {TCP, DEFAULT})
     void shouldDeliverEveryMessageIntactAndExactlyOnceUnderLoad(String tls) throws Exception {
-        Integrity.Config cfg = config(3500);
+        Integrity.Config cfg = config(tls, 3500);
         IntegrityHub[] hubs = new IntegrityHub[1];
         UcxLogCapture ucxLog = UcxLogCapture.start();
         try (ucxLog; UcpContext context = context(tls);
@@ -241,7 +273,7 @@ class DataIntegrityTest {
                 assertEquals(0, in.end(deadline), "tokens left in flight");
                 assertEquals(0, out.end(deadline), "tokens left in flight");
                 assertEquals(0, peer.waitFor(30), tail(peer.transcript()));
-                Integrity.Lines lines = settledLines(peer);
+                Integrity.Lines lines = settledLines(peer, 100);
                 IntegrityReceiver r = in.receiver();
                 IntegritySender s = out.sender();
                 List<String> problems = new ArrayList<>(IntegrityAudit.cleanPeerSender(r, lines.channel(in.channel())));
@@ -255,8 +287,9 @@ class DataIntegrityTest {
                     assertTrue(r.counts.verified.getOrDefault(k, 0L) > 0, k + " never received: " + r.counts.verified);
                 }
                 assertTrue(s.maxInFlight >= 8, "at most " + s.maxInFlight + " messages were in flight at once");
-                assertTrue(s.counts.ops.getOrDefault("get", 0L) > 0 && s.counts.ops.getOrDefault("atomic", 0L) > 0,
-                        "gets and atomics: " + s.counts.ops);
+                assertTrue(s.counts.ops.getOrDefault("get", 0L) > 0, "gets: " + s.counts.ops);
+                // atomics, unless left out on this release (config() prints why): then none may have gone
+                assertEquals(cfg.atomics, s.counts.ops.getOrDefault("atomic", 0L) > 0, "atomics: " + s.counts.ops);
                 Map<String, String> peerSender = lines.channel(in.channel()).report;
                 log("%s load (lanes %s), %d ms: peer->hub %d messages %s, %d bytes verified; hub->peer %d messages, "
                                 + "up to %d in flight, ops %s; peer sender %s", tls, lanes, millis, r.received.size(),
@@ -300,7 +333,7 @@ class DataIntegrityTest {
     @ParameterizedTest
     @ValueSource(strings = {TCP, DEFAULT})
     void shouldHaveReceivedEverythingAcknowledgedWhenTheSendingPeerIsKilled(String tls) throws Exception {
-        Integrity.Config cfg = config(30_000);
+        Integrity.Config cfg = config(tls, 30_000);
         Integrity.Config peerCfg = cfg.copy();
         if (tls.equals(TCP)) {
             // Over tcp, puts, gets and atomics are UCP's software RMA, whose target side UCX 1.13.1 aborts on when a
@@ -341,7 +374,7 @@ class DataIntegrityTest {
                 int left = c.end(System.nanoTime() + BOUND.toNanos());
                 Integrity.SlotScan slots = r.recoverPuts();
                 assertEquals(128 + PeerProcess.SIGKILL, peer.waitFor(10));
-                Integrity.Lines lines = settledLines(peer);
+                Integrity.Lines lines = settledLines(peer, 200);
                 Integrity.Lines.Channel p = lines.channel(c.channel());
                 List<String> problems = IntegrityAudit.killedPeerSender(r, p);
                 assertEquals(List.of(), problems);
@@ -376,7 +409,15 @@ class DataIntegrityTest {
     @ParameterizedTest
     @ValueSource(strings = {TCP, DEFAULT})
     void shouldHaveDeliveredEverythingAcknowledgedWhenTheReceivingPeerIsKilled(String tls) throws Exception {
-        Integrity.Config cfg = config(30_000);
+        Integrity.Config cfg = config(tls, 30_000);
+        if (cfg.atomics && UcxVersion.runtime().atLeast(1, 19)) {
+            // UCX defect, not ours (docs/UCX-BEHAVIOUR.md): UCX 1.23.0 purges the requests of an endpoint that failed
+            // and dies where one is a software atomic; this side's atomics go to the peer killed here
+            cfg.atomics = false;
+            log("%s on UCX %s: fetching atomics left out; this release aborts the process when it purges a failed "
+                    + "endpoint's software atomic in flight (\"proto_common.c: Fatal: 'abort' is not implemented for "
+                    + "protocol amo/fetch/sw\")", tls, UcxVersion.runtime());
+        }
         int base = 300;
         IntegrityHub[] hubs = new IntegrityHub[1];
         try (UcpContext context = context(tls);
@@ -398,7 +439,7 @@ class DataIntegrityTest {
                 String detected = c.ep.isFailed() ? c.ep.failureStatus() + " reported" : "nothing reported";
                 int left = c.end(System.nanoTime() + BOUND.toNanos());
                 assertEquals(128 + PeerProcess.SIGKILL, peer.waitFor(10));
-                Integrity.Lines lines = settledLines(peer);
+                Integrity.Lines lines = settledLines(peer, base);
                 Integrity.Lines.Channel p = lines.channel(c.channel());
                 Integrity.SlotScan slots;
                 try (Arena arena = Arena.ofConfined();

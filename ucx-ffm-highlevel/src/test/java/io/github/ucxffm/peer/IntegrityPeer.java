@@ -23,7 +23,7 @@ import java.util.List;
  * each, sending or receiving, and prints what it saw in the lines {@link Integrity.Lines} parses, so that a test can
  * audit it even after killing it.
  * <p>
- * Arguments: {@code TLS PORT BASE DIRS REGION_DIR [key=value ...]}.
+ * Arguments: {@code TLS PORT BASE DIRS REGION_DIR [reports=FILE] [key=value ...]}.
  * <ul>
  *   <li>{@code TLS}: {@code tcp} (peer error handling), or {@code default} (UCX's choice, shared memory here; no peer
  *   error handling, which UCX 1.13 requires for it);</li>
@@ -45,12 +45,36 @@ public final class IntegrityPeer {
     private IntegrityPeer() {
     }
 
-    /** Prints each report as one line and flushes it: a SIGKILL cuts at most the line being written. */
+    /**
+     * Prints each report as one line and flushes it: a SIGKILL cuts at most the line being written. With a report
+     * file, each line is first appended to it in one {@code write}: once that returns the line is in the page cache,
+     * which outlives a SIGKILL of this process, so the test audits what the peer wrote before it acknowledged anything,
+     * whatever became of its standard output (which it shares with UCX's log, and reads through a pipe).
+     */
     private static final class Printer implements Integrity.Reporter {
         private final PrintStream out = System.out;
+        private final FileChannel file;
+
+        Printer(FileChannel file) {
+            this.file = file;
+        }
 
         void line(String s) {
-            out.print(s + " .\n");
+            String line = s + " .\n";
+            if (file != null) {
+                java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(line.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+                try {
+                    while (b.hasRemaining()) {
+                        file.write(b);
+                    }
+                } catch (IOException e) {
+                    // without its record the audit would flag what follows: stop before acknowledging anything more
+                    out.print("REPORT FILE FAILED " + e + "\n");
+                    out.flush();
+                    Runtime.getRuntime().halt(3);
+                }
+            }
+            out.print(line);
             out.flush();
         }
 
@@ -83,11 +107,17 @@ public final class IntegrityPeer {
         int base = Integer.parseInt(args[2]);
         String dirs = args[3];
         String regionDir = args[4];
-        Integrity.Config cfg = Integrity.Config.parse(Arrays.asList(args).subList(5, args.length));
+        List<String> rest = new ArrayList<>(Arrays.asList(args).subList(5, args.length));
+        FileChannel reports = null;
+        if (!rest.isEmpty() && rest.get(0).startsWith(REPORTS)) {
+            reports = FileChannel.open(Path.of(rest.remove(0).substring(REPORTS.length())), StandardOpenOption.CREATE,
+                    StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+        }
+        Integrity.Config cfg = Integrity.Config.parse(rest);
         boolean tcp = tls.equals("tcp");
         long clientId = ((long) base << 1) | (tcp ? 1 : 0);
         long deadline = System.nanoTime() + Duration.ofMillis(cfg.runMillis).plusSeconds(60).toNanos();
-        Printer printer = new Printer();
+        Printer printer = new Printer(reports);
         UcpContext.Builder builder = UcpContext.builder().features(UcpContext.Feature.TAG, UcpContext.Feature.STREAM,
                 UcpContext.Feature.AM, UcpContext.Feature.RMA, UcpContext.Feature.AMO64);
         if (!tls.equals("default")) {
@@ -172,6 +202,20 @@ public final class IntegrityPeer {
         files.close();
         printer.line("DONE ch=" + base);
         System.exit(problems ? 2 : 0);
+    }
+
+    private static final String REPORTS = "reports=";
+
+    /**
+     * The argument that makes a peer also append its report lines to {@code file} (placed after {@code REGION_DIR}).
+     * Read it with {@link Integrity.Lines#parse} once the peer has exited or been killed: unlike the peer's standard
+     * output, read through a pipe by another thread, the file then holds every line the peer wrote.
+     *
+     * @param file where the lines go, a new file (the peer appends to it)
+     * @return the argument
+     */
+    public static String reportFile(Path file) {
+        return REPORTS + file;
     }
 
     private static String report(IntegrityChannel c, int unresolved) {
