@@ -12,7 +12,12 @@ import io.github.ucxffm.bindings.support.UcxLibraryHook;
  * releases takes the loaded release's value.
  * <p>
  * <b>What differs by release</b> is listed by {@link Capability}: each newer behaviour is used from the oldest release
- * on which the matrix has run it, and the older path stays in use (and tested) below that.
+ * on which the matrix has run it, and the older path stays in use (and tested) below that. {@link Defect} lists the
+ * defects of a release that show through ucx-ffm, with their workaround. Two defects of 1.14+ the library avoids by
+ * itself, in {@link UcpContext}: it sets {@code PROTO_INDIRECT_ID=on} (a failed endpoint's rendezvous sends are then
+ * released; without it {@code ucp_cleanup} of 1.18 and 1.23 aborts), and on 1.14 to 1.18 a context with atomics uses
+ * the first protocols ({@code PROTO_ENABLE=n}); an application's own setting of either wins. docs/UCX-BEHAVIOUR.md
+ * has each with a C reproduction.
  *
  * @param major   major version
  * @param minor   minor version
