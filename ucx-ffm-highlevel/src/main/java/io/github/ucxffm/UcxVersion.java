@@ -15,8 +15,9 @@ import io.github.ucxffm.bindings.support.UcxLibraryHook;
  * on which the matrix has run it, and the older path stays in use (and tested) below that. {@link Defect} lists the
  * defects of a release that show through ucx-ffm, with their workaround. Two defects of 1.14+ the library avoids by
  * itself, in {@link UcpContext}: it sets {@code PROTO_INDIRECT_ID=on} (a failed endpoint's rendezvous sends are then
- * released; without it {@code ucp_cleanup} of 1.18 and 1.23 aborts), and on 1.14 to 1.18 a context with atomics uses
- * the first protocols ({@code PROTO_ENABLE=n}); an application's own setting of either wins. docs/UCX-BEHAVIOUR.md
+ * released; without it {@code ucp_cleanup} of 1.18 and 1.23 aborts), and on 1.14 to 1.18 a context uses the first
+ * protocols ({@code PROTO_ENABLE=n}: the new ones of 1.18 fail tcp atomics and lost data over tcp after a peer
+ * died); an application's own setting of either wins. docs/UCX-BEHAVIOUR.md
  * has each with a C reproduction.
  *
  * @param major   major version
