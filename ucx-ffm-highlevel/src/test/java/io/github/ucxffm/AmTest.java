@@ -105,15 +105,11 @@ class AmTest extends TwoWorkerTest {
             assertFalse(g.hadReplyEndpoint());
             byte[] expected = array(data.asSlice(3, size));
             if (size >= 1 << 20) {
-                // UCX's choice for a send without a protocol flag: rendezvous from a threshold on 1.13.1 and 1.23.0;
-                // UCX 1.18.1 sends it eagerly in fragments at every size over tcp (the transport of these endpoints:
-                // peer error handling keeps shared memory out), taking rendezvous only for fast-completion sends.
-                if (eagerAtEverySize()) {
-                    assertFalse(g.rendezvous(), "UCX " + UcxVersion.runtime() + " sends a " + size + "-byte message "
-                            + "without flags eagerly");
-                } else {
-                    assertTrue(g.rendezvous(), "a " + size + "-byte message should arrive by rendezvous");
-                }
+                // UCX's choice for a send without a protocol flag: rendezvous from a threshold on every release as
+                // ucx-ffm configures it (the new protocols of 1.18.1, which ucx-ffm leaves off there, send eagerly in
+                // fragments at every size over tcp: docs/UCX-BEHAVIOUR.md)
+                assertTrue(g.rendezvous(), "UCX " + UcxVersion.runtime() + ": a " + size
+                        + "-byte message should arrive by rendezvous");
             }
             if (size <= 4096) {
                 assertFalse(g.rendezvous(), "a " + size + "-byte message should arrive eagerly");
@@ -135,12 +131,6 @@ class AmTest extends TwoWorkerTest {
             }
         }
         assertEquals(0, b.keptAmDataCount());
-    }
-
-    /** Whether this UCX sends active messages without a protocol flag eagerly at every size (see the caller). */
-    private static boolean eagerAtEverySize() {
-        UcxVersion v = UcxVersion.runtime();
-        return v.major() == 1 && v.minor() == 18;
     }
 
     @Test
