@@ -5,6 +5,7 @@ import io.github.ucxffm.UcpContext;
 import io.github.ucxffm.UcpEndpoint;
 import io.github.ucxffm.UcpListener;
 import io.github.ucxffm.UcpWorker;
+import io.github.ucxffm.UcxCanceledException;
 import io.github.ucxffm.UcxException;
 
 import java.io.IOException;
