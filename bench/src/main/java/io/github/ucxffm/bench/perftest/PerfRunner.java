@@ -357,9 +357,8 @@ public abstract class PerfRunner implements AutoCloseable {
     }
 
     /**
-     * Ping-pongs of {@link #JIT_WARMUP_BELOW} bytes and more warm up for one round of {@code -w}'s iterations: an
-     * active-message rendezvous ping-pong over tcp stalled in long warm-ups of both Java runners on a loaded
-     * machine (bench/RESULTS.md), and each of their iterations is long enough that the compiler weighs little.
+     * Ping-pongs of {@link #JIT_WARMUP_BELOW} bytes and more warm up for one round of {@code -w}'s iterations: each
+     * of their iterations is long enough that the compiler weighs little, and ten thousand would take seconds.
      */
     private boolean warmsUpInRounds() {
         return !pingPong() || params.size() < JIT_WARMUP_BELOW;

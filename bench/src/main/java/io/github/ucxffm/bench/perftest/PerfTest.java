@@ -79,6 +79,12 @@ public final class PerfTest extends PerfRunner {
 
     /** Active messages the handler has seen, rendezvous data it kept, and fetches started and not yet complete. */
     private long amArrived;
+    /**
+     * Active messages the loops have waited for so far. The handler's count may run ahead of it: a ping-pong's
+     * next message can arrive while the answer to the previous one is still being sent (see {@link #pong()}), so
+     * the message a loop waits for is numbered from this count, never from {@link #amArrived}.
+     */
+    private long amAwaited;
     private long[] amReceives = new long[64];
     private int amReceiveCount;
     private UcpAmData[] amKept = new UcpAmData[64];
@@ -295,9 +301,8 @@ public final class PerfTest extends PerfRunner {
                 await(endpoint.receiveStream(recv, 0, size, true));
             }
             case AM -> {
-                long expected = amArrived + 1;
                 await(endpoint.sendAm(Handshake.AM_ID, null, send, 0, size, 0));
-                awaitActiveMessages(expected);
+                awaitActiveMessages(++amAwaited);
             }
             case PUT -> {
                 byte sn = (byte) sequence++;
@@ -320,7 +325,12 @@ public final class PerfTest extends PerfRunner {
                 await(endpoint.sendStream(send, 0, size));
             }
             case AM -> {
-                awaitActiveMessages(amArrived + 1);
+                // The client's next message may arrive while this answer is still being sent, and the handler
+                // then counts it during the await below: UCX 1.23 writes a rendezvous over tcp/lo and tcp/eth0
+                // (uct put), the client's receive completes when the data and a note have come on each lane, this
+                // send only when the client's tcp transport has acknowledged the puts, and the client's next
+                // message, sent at once, can overtake that acknowledgement.
+                awaitActiveMessages(++amAwaited);
                 await(endpoint.sendAm(Handshake.AM_ID, null, send, 0, size, 0));
             }
             case PUT -> {
@@ -406,7 +416,10 @@ public final class PerfTest extends PerfRunner {
                 }
                 drain();
             }
-            case AM -> awaitActiveMessages(amArrived + iterations);
+            case AM -> {
+                amAwaited += iterations;
+                awaitActiveMessages(amAwaited);
+            }
             default -> {
                 // one-sided: the barrier that follows progresses the worker until the client is done
             }
