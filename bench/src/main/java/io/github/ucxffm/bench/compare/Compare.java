@@ -387,7 +387,10 @@ public final class Compare {
     private List<String> command(Impl impl, Path ffmJar, Path jucxJar, List<String> args) {
         List<String> c = new ArrayList<>();
         switch (impl) {
-            case NATIVE -> c.add(options.nativeCmd());
+            case NATIVE -> {
+                c.add(options.nativeCmd());
+                c.addAll(nativeMpiOff());
+            }
             case FFM -> {
                 c.add(java);
                 c.addAll(JVM_FLAGS);
@@ -401,6 +404,34 @@ public final class Compare {
         }
         c.addAll(args);
         return c;
+    }
+
+    /** Cached answer of {@link #nativeMpiOff()}. */
+    private List<String> nativeMpiOff;
+
+    /**
+     * {@code -P 0} where the native {@code ucx_perftest} has MPI mode (Debian 13's UCX 1.18 is built with MPI and
+     * enables it by default, so a lone server exits with "should be run with exactly 2 processes"); nothing where it
+     * has no {@code -P} option (1.13, 1.23 as Debian builds them), which would refuse it.
+     */
+    private List<String> nativeMpiOff() {
+        if (nativeMpiOff == null) {
+            List<String> off = List.of();
+            try {
+                Process p = new ProcessBuilder(options.nativeCmd(), "-h").redirectErrorStream(true).start();
+                String help = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                p.waitFor(10, TimeUnit.SECONDS);
+                if (help.contains("-P <0|1>")) {
+                    off = List.of("-P", "0");
+                }
+            } catch (IOException e) {
+                // no such command: the native runs fail and say so
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            nativeMpiOff = off;
+        }
+        return nativeMpiOff;
     }
 
     private Process start(List<String> command, String tls, Path log) throws IOException {
