@@ -1236,11 +1236,8 @@ public final class UcpWorker extends UcxHandle {
         if (RECV_INFO_ON_IMMEDIATE_COMPLETION) {
             // One call: a message that had arrived is received at once and its tag and length are in tagInfo.
             long result = RawCalls.tagRecv(h, at, length, tag, tagMask, s.tagRecvInfoParam);
-            if (result == 0) {
-                return completedReceive("ucp_tag_recv_nbx", ucp_tag_recv_info.length(s.tagInfo),
-                        ucp_tag_recv_info.sender_tag(s.tagInfo), 0);
-            }
-            if (Long.compareUnsigned(result, UCS_ERR_LAST()) >= 0) { // failed at once (truncated): poll() reports it
+            // done (0) or failed at once (truncated; poll() reports it): either way no request is involved
+            if (result == 0 || Long.compareUnsigned(result, UCS_ERR_LAST()) >= 0) {
                 return completedReceive("ucp_tag_recv_nbx", ucp_tag_recv_info.length(s.tagInfo),
                         ucp_tag_recv_info.sender_tag(s.tagInfo), (byte) result);
             }

@@ -24,8 +24,6 @@ public final class Info {
 
     public static void main(String[] args) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment v = arena.allocate(JAVA_INT, 3);
-            ucp_get_version(v, v.asSlice(4), v.asSlice(8));
             UcxVersion loaded = UcxVersion.runtime();
             System.out.printf("UCX %s, Java %s%n", loaded, Runtime.version());
             System.out.printf("ucx-ffm supports UCX %s and later%s; bindings generated from UCX %s; whole suite run on "

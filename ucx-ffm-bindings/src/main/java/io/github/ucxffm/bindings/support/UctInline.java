@@ -160,7 +160,7 @@ public final class UctInline {
      * 1.17 by the history above). {@code UctWorkerProgressTest} compares the choice with gcc's {@code sizeof}
      * against the installed headers, so a release that breaks the rule fails there.
      */
-    static final boolean CALLBACKQ_BEFORE_1_16 = !LoadedUcx.atLeast(1, 16);
+    static final boolean CALLBACKQ_BEFORE_1_16 = UcxLibraryHook.version() < 0x011000; // 1.16.0
 
     /** Size of {@code uct_worker_t} in the loaded release: how far a zero-length worker handle is resized. */
     static final long WORKER_SIZE = CALLBACKQ_BEFORE_1_16 ? WORKER_BEFORE_1_16.byteSize() : uct_worker.sizeof();
