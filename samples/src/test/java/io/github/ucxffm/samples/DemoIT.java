@@ -3,6 +3,7 @@ package io.github.ucxffm.samples;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -39,6 +40,9 @@ class DemoIT {
         pb.environment().put("UCXFFM_SKIP_BUILD", "1");
         pb.environment().put("DEMO_ITERATIONS", "5000");
         pb.environment().put("DEMO_WARMUP", "500");
+        // every process the demo starts inherits this; only those count as this run's survivors below
+        String mark = ProcessHandle.current().pid() + "-" + System.nanoTime();
+        pb.environment().put("UCXFFM_DEMO_IT_RUN", mark);
         Process demo = pb.start();
         String out = new String(demo.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(demo.waitFor(150, TimeUnit.SECONDS), out);
@@ -57,10 +61,20 @@ class DemoIT {
         }
         assertEquals(2, rows, out);
         assertTrue(sawShm && sawTcp, out);
-        // Nothing the demo started survives it.
+        // Nothing the demo started survives it (a demo run beside this one by another suite is not counted).
         long survivors = ProcessHandle.allProcesses()
                 .filter(h -> h.info().commandLine().orElse("").contains("ucx-ffm-samples.jar tag-pingpong"))
+                .filter(h -> carries(h.pid(), "UCXFFM_DEMO_IT_RUN=" + mark))
                 .count();
         assertEquals(0, survivors, "demo processes left running");
+    }
+
+    private static boolean carries(long pid, String entry) {
+        try {
+            byte[] env = Files.readAllBytes(Path.of("/proc", Long.toString(pid), "environ"));
+            return new String(env, StandardCharsets.ISO_8859_1).contains(entry);
+        } catch (IOException gone) {
+            return false; // exited meanwhile, or not readable: not a survivor of this run
+        }
     }
 }

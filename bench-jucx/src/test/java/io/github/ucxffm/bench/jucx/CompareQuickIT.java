@@ -7,6 +7,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 import javax.imageio.ImageIO;
 import java.io.File;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -42,12 +43,27 @@ class CompareQuickIT {
                 .anyMatch(d -> Files.isExecutable(Path.of(d, command)));
     }
 
-    private static Set<Long> runnerProcesses() {
+    /**
+     * The runner processes started by this run: those whose environment carries {@code mark}, which every process
+     * the launcher starts inherits. Scoped so that another suite running on the machine at the same time (its own
+     * runners are not marked) cannot fail this test, and a runner this run leaves behind cannot hide.
+     */
+    private static Set<Long> runnerProcesses(String mark) {
         return ProcessHandle.allProcesses().filter(h -> {
             String c = h.info().commandLine().orElse("");
-            return c.contains("ucx_perftest") || c.contains("bench.perftest.PerfTest")
+            boolean runner = c.contains("ucx_perftest") || c.contains("bench.perftest.PerfTest")
                     || c.contains("ucx-ffm-bench-jucx.jar");
+            return runner && carries(h.pid(), mark);
         }).map(ProcessHandle::pid).collect(Collectors.toSet());
+    }
+
+    private static boolean carries(long pid, String mark) {
+        try {
+            byte[] env = Files.readAllBytes(Path.of("/proc", Long.toString(pid), "environ"));
+            return new String(env, StandardCharsets.ISO_8859_1).contains(mark);
+        } catch (IOException gone) {
+            return false; // exited meanwhile, or not readable: not a survivor of this run
+        }
     }
 
     @Test
@@ -56,7 +72,7 @@ class CompareQuickIT {
         Path root = repoRoot();
         Path benchJar = root.resolve("bench/target/benchmarks.jar");
         assumeTrue(Files.isRegularFile(benchJar), "the bench module is not packaged: " + benchJar);
-        Set<Long> before = runnerProcesses();
+        String mark = "UCXFFM_COMPARE_QUICK_RUN=" + ProcessHandle.current().pid() + "-" + System.nanoTime();
         ProcessBuilder listing = new ProcessBuilder("bash", root.resolve("ucx-ffm").toString(), "bench")
                 .directory(root.toFile()).redirectErrorStream(true);
         Process lister = listing.start();
@@ -69,6 +85,7 @@ class CompareQuickIT {
                 "--quick", "--sizes", "8,64k", "--iterations", "2000", "--out", out.toString())
                 .directory(root.toFile()).redirectErrorStream(true);
         pb.environment().put("UCXFFM_SKIP_BUILD", "1");
+        pb.environment().put(mark.substring(0, mark.indexOf('=')), mark.substring(mark.indexOf('=') + 1));
         pb.environment().put("JAVA_HOME", System.getProperty("java.home"));
         Process p = pb.start();
         String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -94,8 +111,7 @@ class CompareQuickIT {
         assertEquals(1 + 24, Files.readAllLines(dir.resolve("runs.csv")).size());
         assertNotNull(ImageIO.read(dir.resolve("compare.png").toFile()), "compare.png is not a PNG");
         assertTrue(PerfFinal.parse("Final: 1 1 1 1 1 1 1 1").isPresent());
-        Set<Long> after = runnerProcesses();
-        after.removeAll(before);
+        Set<Long> after = runnerProcesses(mark);
         assertTrue(after.isEmpty(), "runner processes left behind: " + after);
     }
 }
