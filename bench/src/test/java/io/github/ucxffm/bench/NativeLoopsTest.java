@@ -1,12 +1,13 @@
 package io.github.ucxffm.bench;
 
+import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.openjdk.jmh.annotations.Benchmark;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
@@ -31,12 +32,12 @@ class NativeLoopsTest {
         assertTrue(Files.isRegularFile(source), "run from the bench module: " + source.toAbsolutePath());
         Path binary = Path.of("target", "ucp_loops-test");
         Files.createDirectories(binary.getParent());
-        Result build = run(120, "gcc", "-O2", "-Wall", "-Werror", "-Wno-unused-parameter", "-o", binary.toString(),
-                source.toString(), "-lucp", "-lucs");
-        assertEquals(0, build.exit(), "gcc:\n" + build.output());
+        ChildProcess build = ChildProcess.command("gcc", "-O2", "-Wall", "-Werror", "-Wno-unused-parameter", "-o",
+                binary.toString(), source.toString(), "-lucp", "-lucs").run(Duration.ofSeconds(120));
+        assertEquals(0, build.exitCode(), "gcc:\n" + build.output());
 
-        Result r = run(60, binary.toAbsolutePath().toString(), "2000");
-        assertEquals(0, r.exit(), r.output());
+        ChildProcess r = ChildProcess.command(binary.toAbsolutePath().toString(), "2000").run(Duration.ofSeconds(60));
+        assertEquals(0, r.exitCode(), r.output());
         Set<String> reported = new TreeSet<>();
         for (String line : r.output().lines().toList()) {
             String[] f = line.trim().split(" ");
@@ -50,20 +51,5 @@ class NativeLoopsTest {
                     .forEach(m -> expected.add(c.getSimpleName() + "." + m.getName()));
         }
         assertEquals(expected, reported);
-    }
-
-    private record Result(int exit, String output) {
-    }
-
-    private static Result run(int timeoutSeconds, String... command) throws Exception {
-        Path log = Files.createTempFile("ucp-loops", ".log");
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-        try {
-            assertTrue(p.waitFor(timeoutSeconds, TimeUnit.SECONDS), String.join(" ", command) + " did not end");
-            return new Result(p.exitValue(), Files.readString(log, StandardCharsets.UTF_8));
-        } finally {
-            p.destroyForcibly();
-            Files.deleteIfExists(log);
-        }
     }
 }

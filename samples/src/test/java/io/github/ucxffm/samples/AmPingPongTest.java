@@ -1,5 +1,6 @@
 package io.github.ucxffm.samples;
 
+import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -11,7 +12,6 @@ import java.util.regex.Pattern;
 
 import static io.github.ucxffm.samples.SampleAssertions.assertFailedCleanly;
 import static io.github.ucxffm.samples.SampleAssertions.assertTransport;
-import static io.github.ucxffm.samples.SampleAssertions.awaitOutput;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -35,13 +35,13 @@ class AmPingPongTest {
     void shouldAnswerEagerPingsInTheHandlerAndRendezvousPingsFromTheMainLoop(String transport, int size,
                                                                            int iterations) throws Exception {
         int total = iterations + 10;
-        try (SampleRun server = SampleRun.start("am-pingpong", "--server", "--port", "0", "--transport",
+        try (ChildProcess server = SampleRun.start("am-pingpong", "--server", "--port", "0", "--transport",
                 transport)) {
-            int port = server.port(30);
-            try (SampleRun client = SampleRun.start("am-pingpong", "--client", "127.0.0.1:" + port, "--size",
+            int port = SampleRun.port(server, 30);
+            try (ChildProcess client = SampleRun.start("am-pingpong", "--client", "127.0.0.1:" + port, "--size",
                     String.valueOf(size), "--iterations", String.valueOf(iterations), "--warmup", "10",
                     "--transport", transport)) {
-                assertEquals(0, client.exit(60), client.output());
+                assertEquals(0, client.waitFor(60), client.output());
                 Matcher m = RESULT.matcher(client.output());
                 assertTrue(m.find(), client.output());
                 assertTransport(transport, m.group(1));
@@ -55,7 +55,7 @@ class AmPingPongTest {
                 assertEquals(String.valueOf(total), c.group(2));
                 assertRendezvous(size, Long.parseLong(c.group(1)), total, client.output());
             }
-            assertEquals(0, server.exit(30), server.output());
+            assertEquals(0, server.waitFor(30), server.output());
             Matcher s = SERVED.matcher(server.output());
             assertTrue(s.find(), server.output());
             assertEquals(String.valueOf(total), s.group(1));
@@ -74,11 +74,11 @@ class AmPingPongTest {
 
     @Test
     void shouldReportAClientThatGoesAwayMidRunAndExitOne() throws Exception {
-        try (SampleRun server = SampleRun.start("am-pingpong", "--server", "--port", "0", "--transport", "tcp")) {
-            int port = server.port(30);
-            try (SampleRun client = SampleRun.start("am-pingpong", "--client", "127.0.0.1:" + port,
+        try (ChildProcess server = SampleRun.start("am-pingpong", "--server", "--port", "0", "--transport", "tcp")) {
+            int port = SampleRun.port(server, 30);
+            try (ChildProcess client = SampleRun.start("am-pingpong", "--client", "127.0.0.1:" + port,
                     "--iterations", "1000000000", "--warmup", "0", "--transport", "tcp")) {
-                awaitOutput(server, "connected", 30);
+                server.awaitOutput("connected", 30);
                 Thread.sleep(1000);
                 client.kill();
                 assertFailedCleanly(server, 1, "the client went away");

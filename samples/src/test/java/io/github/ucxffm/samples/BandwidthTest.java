@@ -1,5 +1,6 @@
 package io.github.ucxffm.samples;
 
+import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -11,7 +12,6 @@ import java.util.regex.Pattern;
 
 import static io.github.ucxffm.samples.SampleAssertions.assertFailedCleanly;
 import static io.github.ucxffm.samples.SampleAssertions.assertTransport;
-import static io.github.ucxffm.samples.SampleAssertions.awaitOutput;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -29,13 +29,13 @@ class BandwidthTest {
             throws Exception {
         int iterations = 1000;
         int warmup = 100;
-        try (SampleRun server = SampleRun.start("bandwidth", "--server", "--port", "0", "--transport", transport,
+        try (ChildProcess server = SampleRun.start("bandwidth", "--server", "--port", "0", "--transport", transport,
                 "--window", String.valueOf(window))) {
-            int port = server.port(30);
-            try (SampleRun client = SampleRun.start("bandwidth", "--client", "127.0.0.1:" + port, "--size",
+            int port = SampleRun.port(server, 30);
+            try (ChildProcess client = SampleRun.start("bandwidth", "--client", "127.0.0.1:" + port, "--size",
                     String.valueOf(size), "--iterations", String.valueOf(iterations), "--warmup",
                     String.valueOf(warmup), "--window", String.valueOf(window), "--transport", transport)) {
-                assertEquals(0, client.exit(60), client.output());
+                assertEquals(0, client.waitFor(60), client.output());
                 Matcher m = RESULT.matcher(client.output());
                 assertTrue(m.find(), client.output());
                 assertTransport(transport, m.group(1));
@@ -49,7 +49,7 @@ class BandwidthTest {
                         client.output());
                 assertTrue(client.output().contains("window " + window), client.output());
             }
-            assertEquals(0, server.exit(30), server.output());
+            assertEquals(0, server.waitFor(30), server.output());
             int total = iterations + warmup;
             assertTrue(server.output().contains(window + " receives posted"), server.output());
             assertTrue(server.output().contains("served " + total + " messages, " + (long) total * size + " bytes"),
@@ -59,25 +59,25 @@ class BandwidthTest {
 
     @Test
     void shouldUseOneMebibyteMessagesByDefault() throws Exception {
-        try (SampleRun server = SampleRun.start("bandwidth", "--server", "--port", "0", "--transport", "shm")) {
-            int port = server.port(30);
-            try (SampleRun client = SampleRun.start("bandwidth", "--client", "127.0.0.1:" + port, "--iterations",
+        try (ChildProcess server = SampleRun.start("bandwidth", "--server", "--port", "0", "--transport", "shm")) {
+            int port = SampleRun.port(server, 30);
+            try (ChildProcess client = SampleRun.start("bandwidth", "--client", "127.0.0.1:" + port, "--iterations",
                     "50", "--warmup", "0", "--transport", "shm")) {
-                assertEquals(0, client.exit(60), client.output());
+                assertEquals(0, client.waitFor(60), client.output());
                 assertTrue(client.output().contains("size=1048576 iterations=50 "), client.output());
             }
-            assertEquals(0, server.exit(30), server.output());
+            assertEquals(0, server.waitFor(30), server.output());
             assertTrue(server.output().contains("served 50 messages, 52428800 bytes"), server.output());
         }
     }
 
     @Test
     void shouldReportAClientThatGoesAwayMidRunAndExitOne() throws Exception {
-        try (SampleRun server = SampleRun.start("bandwidth", "--server", "--port", "0", "--transport", "tcp")) {
-            int port = server.port(30);
-            try (SampleRun client = SampleRun.start("bandwidth", "--client", "127.0.0.1:" + port, "--iterations",
+        try (ChildProcess server = SampleRun.start("bandwidth", "--server", "--port", "0", "--transport", "tcp")) {
+            int port = SampleRun.port(server, 30);
+            try (ChildProcess client = SampleRun.start("bandwidth", "--client", "127.0.0.1:" + port, "--iterations",
                     "1000000000", "--warmup", "0", "--transport", "tcp")) {
-                awaitOutput(server, "receives posted", 30);
+                server.awaitOutput("receives posted", 30);
                 Thread.sleep(500);
                 client.kill();
                 assertFailedCleanly(server, 1, "the client went away");
@@ -93,7 +93,7 @@ class BandwidthTest {
             {"--client", "127.0.0.1:1", "--window", "0"},
         };
         for (String[] c : cases) {
-            try (SampleRun run = SampleRun.start("bandwidth", c)) {
+            try (ChildProcess run = SampleRun.start("bandwidth", c)) {
                 assertFailedCleanly(run, 2, "bandwidth: ");
                 assertEquals(1, run.output().strip().lines().count(), String.join(" ", c) + ": " + run.output());
             }

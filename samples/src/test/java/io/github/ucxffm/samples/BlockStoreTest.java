@@ -5,6 +5,7 @@ import io.github.ucxffm.UcpContext;
 import io.github.ucxffm.UcpEndpoint;
 import io.github.ucxffm.UcpMemory;
 import io.github.ucxffm.UcpWorker;
+import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -44,12 +45,12 @@ class BlockStoreTest {
     @ParameterizedTest
     @ValueSource(strings = {"tcp", "shm"})
     void shouldWriteEveryBlockReadItBackAndReportIops(String transport) throws Exception {
-        try (SampleRun server = SampleRun.start("block-store", "--server", "--port", "0", "--blocks", "64",
+        try (ChildProcess server = SampleRun.start("block-store", "--server", "--port", "0", "--blocks", "64",
                 "--transport", transport)) {
-            int port = server.port(30);
-            try (SampleRun client = SampleRun.start("block-store", "--client", "127.0.0.1:" + port, "--window", "8",
+            int port = SampleRun.port(server, 30);
+            try (ChildProcess client = SampleRun.start("block-store", "--client", "127.0.0.1:" + port, "--window", "8",
                     "--warmup", "32", "--transport", transport)) {
-                assertEquals(0, client.exit(60), client.output());
+                assertEquals(0, client.waitFor(60), client.output());
                 Matcher m = RESULT.matcher(client.output());
                 assertTrue(m.find(), client.output());
                 String tls = m.group(1);
@@ -65,7 +66,7 @@ class BlockStoreTest {
                 assertEquals("64", m.group(8));
                 assertTrue(client.output().contains("block-store: verified 64 blocks"), client.output());
             }
-            assertEquals(0, server.exit(30), server.output());
+            assertEquals(0, server.waitFor(30), server.output());
             // 32 warm-up reads, then each of the 64 blocks written and read once.
             assertTrue(server.output().contains("served 64 writes and 96 reads, refused 0 requests"),
                     server.output());
@@ -82,9 +83,9 @@ class BlockStoreTest {
     @ParameterizedTest
     @ValueSource(strings = {"tcp", "shm"})
     void shouldRefuseBadRequestsWithAnErrorStatusAndKeepServing(String transport) throws Exception {
-        try (SampleRun server = SampleRun.start("block-store", "--server", "--port", "0", "--blocks", "16",
+        try (ChildProcess server = SampleRun.start("block-store", "--server", "--port", "0", "--blocks", "16",
                 "--transport", transport)) {
-            int port = server.port(30);
+            int port = SampleRun.port(server, 30);
             boolean shm = transport.equals("shm");
             try (UcpContext context = UcpContext.builder().features(UcpContext.Feature.AM, UcpContext.Feature.RMA)
                     .config("TLS", shm ? "shm,tcp" : "tcp").build();
@@ -147,7 +148,7 @@ class BlockStoreTest {
 
                 w.await(ep.sendAm(BlockStore.AM_BYE, null, MemorySegment.NULL, 0, 0, UcpAmSendFlags.NONE));
                 w.awaitCondition(() -> replies.bye, Duration.ofSeconds(20), UcpWorker.Idle.SPIN);
-                assertEquals(0, server.exit(30), server.output());
+                assertEquals(0, server.waitFor(30), server.output());
                 assertTrue(server.output().contains("served 1 writes and 1 reads, refused 6 requests"),
                         server.output());
             }
@@ -171,17 +172,17 @@ class BlockStoreTest {
 
     @Test
     void shouldStopBothSidesCleanlyWhenTheBlockSizesDiffer() throws Exception {
-        try (SampleRun server = SampleRun.start("block-store", "--server", "--port", "0", "--blocks", "8",
+        try (ChildProcess server = SampleRun.start("block-store", "--server", "--port", "0", "--blocks", "8",
                 "--transport", "tcp")) {
-            int port = server.port(30);
-            try (SampleRun client = SampleRun.start("block-store", "--client", "127.0.0.1:" + port, "--size", "512",
+            int port = SampleRun.port(server, 30);
+            try (ChildProcess client = SampleRun.start("block-store", "--client", "127.0.0.1:" + port, "--size", "512",
                     "--transport", "tcp")) {
-                assertEquals(1, client.exit(60), client.output());
+                assertEquals(1, client.waitFor(60), client.output());
                 assertTrue(client.output().contains("the server's blocks are 4096 bytes, not 512: give the client "
                         + "--size 4096"), client.output());
                 assertFalse(client.output().contains("\tat "), "no stack trace: " + client.output());
             }
-            assertEquals(0, server.exit(30), server.output());
+            assertEquals(0, server.waitFor(30), server.output());
             assertTrue(server.output().contains("served 0 writes and 0 reads"), server.output());
         }
     }
@@ -197,8 +198,8 @@ class BlockStoreTest {
             {"--server", "--window", "0"},
         };
         for (String[] c : cases) {
-            try (SampleRun run = SampleRun.start("block-store", c)) {
-                assertEquals(2, run.exit(30), String.join(" ", c) + "\n" + run.output());
+            try (ChildProcess run = SampleRun.start("block-store", c)) {
+                assertEquals(2, run.waitFor(30), String.join(" ", c) + "\n" + run.output());
                 assertEquals(1, run.output().strip().lines().count(), "one line: " + run.output());
             }
         }

@@ -1,5 +1,6 @@
 package io.github.ucxffm.samples;
 
+import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -7,6 +8,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -35,18 +37,17 @@ class DemoIT {
     @Test
     void shouldRunTheDemoAndPrintTheLatencyTable() throws Exception {
         Path root = repoRoot();
-        ProcessBuilder pb = new ProcessBuilder("bash", root.resolve("ucx-ffm").toString(), "demo")
-                .directory(root.toFile()).redirectErrorStream(true);
-        pb.environment().put("UCXFFM_SKIP_BUILD", "1");
-        pb.environment().put("DEMO_ITERATIONS", "5000");
-        pb.environment().put("DEMO_WARMUP", "500");
-        // every process the demo starts inherits this; only those count as this run's survivors below
+        // every process the demo starts inherits UCXFFM_DEMO_IT_RUN; only those count as this run's survivors below
         String mark = ProcessHandle.current().pid() + "-" + System.nanoTime();
-        pb.environment().put("UCXFFM_DEMO_IT_RUN", mark);
-        Process demo = pb.start();
-        String out = new String(demo.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(demo.waitFor(150, TimeUnit.SECONDS), out);
-        assertEquals(0, demo.exitValue(), out);
+        ChildProcess demo = ChildProcess.command("bash", root.resolve("ucx-ffm").toString(), "demo")
+                .directory(root).name("demo")
+                .env("UCXFFM_SKIP_BUILD", "1")
+                .env("DEMO_ITERATIONS", "5000")
+                .env("DEMO_WARMUP", "500")
+                .env("UCXFFM_DEMO_IT_RUN", mark)
+                .run(Duration.ofSeconds(150));
+        String out = demo.output();
+        assertEquals(0, demo.exitCode(), out);
         assertTrue(out.contains("p50 one-way us"), out);
         Matcher m = ROW.matcher(out);
         int rows = 0;

@@ -1,5 +1,6 @@
 package io.github.ucxffm.samples;
 
+import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -24,14 +25,14 @@ class HelloAndTagPingPongTest {
     @ParameterizedTest
     @ValueSource(strings = {"tcp", "shm"})
     void shouldGreetBothWays(String transport) throws Exception {
-        try (SampleRun server = SampleRun.start("hello", "--server", "--port", "0", "--transport", transport)) {
-            int port = server.port(30);
-            try (SampleRun client = SampleRun.start("hello", "--client", "127.0.0.1:" + port, "--transport",
+        try (ChildProcess server = SampleRun.start("hello", "--server", "--port", "0", "--transport", transport)) {
+            int port = SampleRun.port(server, 30);
+            try (ChildProcess client = SampleRun.start("hello", "--client", "127.0.0.1:" + port, "--transport",
                     transport)) {
-                assertEquals(0, client.exit(60), client.output());
+                assertEquals(0, client.waitFor(60), client.output());
                 assertTrue(client.output().contains("server says 'hello from the server'"), client.output());
             }
-            assertEquals(0, server.exit(30), server.output());
+            assertEquals(0, server.waitFor(30), server.output());
             assertTrue(server.output().contains("client says 'hello from the client'"), server.output());
         }
     }
@@ -39,12 +40,12 @@ class HelloAndTagPingPongTest {
     @ParameterizedTest
     @ValueSource(strings = {"tcp", "shm"})
     void shouldMeasureTagPingPongAndReportPercentiles(String transport) throws Exception {
-        try (SampleRun server = SampleRun.start("tag-pingpong", "--server", "--port", "0", "--size", "64",
+        try (ChildProcess server = SampleRun.start("tag-pingpong", "--server", "--port", "0", "--size", "64",
                 "--transport", transport)) {
-            int port = server.port(30);
-            try (SampleRun client = SampleRun.start("tag-pingpong", "--client", "127.0.0.1:" + port, "--size", "64",
+            int port = SampleRun.port(server, 30);
+            try (ChildProcess client = SampleRun.start("tag-pingpong", "--client", "127.0.0.1:" + port, "--size", "64",
                     "--iterations", "2000", "--warmup", "200", "--transport", transport)) {
-                assertEquals(0, client.exit(60), client.output());
+                assertEquals(0, client.waitFor(60), client.output());
                 Matcher m = RESULT.matcher(client.output());
                 assertTrue(m.find(), client.output());
                 assertEquals("tag-pingpong", m.group(1));
@@ -62,20 +63,20 @@ class HelloAndTagPingPongTest {
                     assertTrue(client.output().contains(column), column);
                 }
             }
-            assertEquals(0, server.exit(30), server.output());
+            assertEquals(0, server.waitFor(30), server.output());
             assertTrue(server.output().contains("served 2200 round trips"), server.output());
         }
     }
 
     @Test
     void shouldReportAServerThatGoesAwayMidRunAndExitNonZero() throws Exception {
-        try (SampleRun server = SampleRun.start("tag-pingpong", "--server", "--port", "0")) {
-            int port = server.port(30);
-            try (SampleRun client = SampleRun.start("tag-pingpong", "--client", "127.0.0.1:" + port,
+        try (ChildProcess server = SampleRun.start("tag-pingpong", "--server", "--port", "0")) {
+            int port = SampleRun.port(server, 30);
+            try (ChildProcess client = SampleRun.start("tag-pingpong", "--client", "127.0.0.1:" + port,
                     "--iterations", "100000000", "--warmup", "0")) {
                 Thread.sleep(1500);
                 server.kill();
-                int status = client.exit(60);
+                int status = client.waitFor(60);
                 assertEquals(1, status, client.output());
                 assertTrue(client.output().contains("went away") || client.output().contains("no answer"),
                         client.output());
@@ -95,8 +96,8 @@ class HelloAndTagPingPongTest {
             {"no-such-sample"},
         };
         for (String[] c : cases) {
-            try (SampleRun run = SampleRun.start(c[0], java.util.Arrays.copyOfRange(c, 1, c.length))) {
-                assertEquals(2, run.exit(30), String.join(" ", c) + "\n" + run.output());
+            try (ChildProcess run = SampleRun.start(c[0], java.util.Arrays.copyOfRange(c, 1, c.length))) {
+                assertEquals(2, run.waitFor(30), String.join(" ", c) + "\n" + run.output());
                 assertEquals(1, run.output().strip().lines().count(), "one line: " + run.output());
             }
         }
@@ -104,14 +105,14 @@ class HelloAndTagPingPongTest {
 
     @Test
     void shouldFailClearlyOnAnUnreachableServerAndAPortInUse() throws Exception {
-        try (SampleRun client = SampleRun.start("tag-pingpong", "--client", "127.0.0.1:1", "--iterations", "10")) {
-            assertEquals(1, client.exit(60), client.output());
+        try (ChildProcess client = SampleRun.start("tag-pingpong", "--client", "127.0.0.1:1", "--iterations", "10")) {
+            assertEquals(1, client.waitFor(60), client.output());
             assertTrue(client.output().contains("cannot reach"), client.output());
         }
-        try (SampleRun first = SampleRun.start("tag-pingpong", "--server", "--port", "0")) {
-            int port = first.port(30);
-            try (SampleRun second = SampleRun.start("tag-pingpong", "--server", "--port", String.valueOf(port))) {
-                assertEquals(1, second.exit(30), second.output());
+        try (ChildProcess first = SampleRun.start("tag-pingpong", "--server", "--port", "0")) {
+            int port = SampleRun.port(first, 30);
+            try (ChildProcess second = SampleRun.start("tag-pingpong", "--server", "--port", String.valueOf(port))) {
+                assertEquals(1, second.waitFor(30), second.output());
                 assertTrue(second.output().contains("port " + port + " is in use"), second.output());
             }
         }

@@ -1,5 +1,6 @@
 package io.github.ucxffm.samples;
 
+import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -31,13 +32,13 @@ class RmaPingPongTest {
     @ParameterizedTest
     @ValueSource(strings = {"tcp", "shm"})
     void shouldMeasurePutGetAndFetchAddThenVerifyOnBothSides(String transport) throws Exception {
-        try (SampleRun server = SampleRun.start("rma-pingpong", "--server", "--port", "0", "--size", "100",
+        try (ChildProcess server = SampleRun.start("rma-pingpong", "--server", "--port", "0", "--size", "100",
                 "--transport", transport)) {
-            int port = server.port(30);
-            try (SampleRun client = SampleRun.start("rma-pingpong", "--client", "127.0.0.1:" + port, "--size", "100",
+            int port = SampleRun.port(server, 30);
+            try (ChildProcess client = SampleRun.start("rma-pingpong", "--client", "127.0.0.1:" + port, "--size", "100",
                     "--iterations", "200", "--warmup", "21", "--transport", transport)) {
-                assertEquals(0, client.exit(60), client.output());
-                assertEquals(0, server.exit(30), server.output());
+                assertEquals(0, client.waitFor(60), client.output());
+                assertEquals(0, server.waitFor(30), server.output());
                 String out = client.output();
                 Map<String, MatchResult> ops = new HashMap<>();
                 Matcher m = RESULT.matcher(out);
@@ -77,17 +78,17 @@ class RmaPingPongTest {
 
     @Test
     void shouldEndBothSidesWithOneLineWhenTheSizesDiffer() throws Exception {
-        try (SampleRun server = SampleRun.start("rma-pingpong", "--server", "--port", "0", "--size", "64",
+        try (ChildProcess server = SampleRun.start("rma-pingpong", "--server", "--port", "0", "--size", "64",
                 "--transport", "tcp")) {
-            int port = server.port(30);
-            try (SampleRun client = SampleRun.start("rma-pingpong", "--client", "127.0.0.1:" + port, "--size", "32",
+            int port = SampleRun.port(server, 30);
+            try (ChildProcess client = SampleRun.start("rma-pingpong", "--client", "127.0.0.1:" + port, "--size", "32",
                     "--transport", "tcp")) {
-                assertEquals(1, client.exit(60), client.output());
+                assertEquals(1, client.waitFor(60), client.output());
                 assertTrue(client.output().contains("the server's region is 136 bytes, not the 72 of --size 32"),
                         client.output());
                 assertFalse(client.output().contains("\tat "), "no stack trace: " + client.output());
             }
-            assertEquals(1, server.exit(30), server.output());
+            assertEquals(1, server.waitFor(30), server.output());
             assertTrue(server.output().contains("the client ended the run without asking for verification"),
                     server.output());
             assertFalse(server.output().contains("\tat "), "no stack trace: " + server.output());
@@ -96,13 +97,13 @@ class RmaPingPongTest {
 
     @Test
     void shouldReportAServerThatGoesAwayMidRun() throws Exception {
-        try (SampleRun server = SampleRun.start("rma-pingpong", "--server", "--port", "0", "--transport", "tcp")) {
-            int port = server.port(30);
-            try (SampleRun client = SampleRun.start("rma-pingpong", "--client", "127.0.0.1:" + port,
+        try (ChildProcess server = SampleRun.start("rma-pingpong", "--server", "--port", "0", "--transport", "tcp")) {
+            int port = SampleRun.port(server, 30);
+            try (ChildProcess client = SampleRun.start("rma-pingpong", "--client", "127.0.0.1:" + port,
                     "--iterations", "100000000", "--warmup", "0", "--transport", "tcp")) {
                 Thread.sleep(1500);
                 server.kill();
-                assertEquals(1, client.exit(60), client.output());
+                assertEquals(1, client.waitFor(60), client.output());
                 assertTrue(client.output().contains("went away") || client.output().contains("no answer"),
                         client.output());
                 assertFalse(client.output().contains("\tat "), "no stack trace: " + client.output());
@@ -118,8 +119,8 @@ class RmaPingPongTest {
             {"--client", "127.0.0.1:1", "--transport", "tcp;rm"},
         };
         for (String[] c : cases) {
-            try (SampleRun run = SampleRun.start("rma-pingpong", c)) {
-                assertEquals(2, run.exit(30), String.join(" ", c) + "\n" + run.output());
+            try (ChildProcess run = SampleRun.start("rma-pingpong", c)) {
+                assertEquals(2, run.waitFor(30), String.join(" ", c) + "\n" + run.output());
                 assertEquals(1, run.output().strip().lines().count(), "one line: " + run.output());
             }
         }

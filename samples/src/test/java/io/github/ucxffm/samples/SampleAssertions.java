@@ -1,5 +1,7 @@
 package io.github.ucxffm.samples;
 
+import io.github.ucxffm.testsupport.ChildProcess;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -23,20 +25,9 @@ final class SampleAssertions {
         }
     }
 
-    /** Waits until the run has printed {@code text}. */
-    static void awaitOutput(SampleRun run, String text, int seconds) throws InterruptedException {
-        long deadline = System.nanoTime() + seconds * 1_000_000_000L;
-        while (!run.output().contains(text)) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new AssertionError("no '" + text + "' within " + seconds + " s; output:\n" + run.output());
-            }
-            Thread.sleep(20);
-        }
-    }
-
     /** A failed run: the status, one line naming the cause, no stack trace. */
-    static void assertFailedCleanly(SampleRun run, int status, String cause) throws InterruptedException {
-        assertEquals(status, run.exit(30), run.output());
+    static void assertFailedCleanly(ChildProcess run, int status, String cause) throws InterruptedException {
+        assertEquals(status, run.waitFor(30), run.output());
         assertTrue(run.output().contains(cause), "expected '" + cause + "' in:\n" + run.output());
         assertFalse(run.output().contains("\tat ") || run.output().contains("Exception in thread"),
                 "no stack trace: " + run.output());

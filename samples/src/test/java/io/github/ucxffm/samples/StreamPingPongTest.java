@@ -1,5 +1,6 @@
 package io.github.ucxffm.samples;
 
+import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -12,7 +13,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 import static io.github.ucxffm.samples.SampleAssertions.assertFailedCleanly;
-import static io.github.ucxffm.samples.SampleAssertions.awaitOutput;
 import static io.github.ucxffm.samples.SampleAssertions.assertTransport;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -30,13 +30,13 @@ class StreamPingPongTest {
     void shouldMeasureStreamPingPongWithTheSizeAnnouncedInTheHeader(String transport, int size, boolean wakeup)
             throws Exception {
         // The server gets no --size: the client's first frame tells it.
-        try (SampleRun server = SampleRun.start("stream-pingpong", args(wakeup, "--server", "--port", "0",
+        try (ChildProcess server = SampleRun.start("stream-pingpong", args(wakeup, "--server", "--port", "0",
                 "--transport", transport))) {
-            int port = server.port(30);
-            try (SampleRun client = SampleRun.start("stream-pingpong", args(wakeup, "--client", "127.0.0.1:" + port,
+            int port = SampleRun.port(server, 30);
+            try (ChildProcess client = SampleRun.start("stream-pingpong", args(wakeup, "--client", "127.0.0.1:" + port,
                     "--size", String.valueOf(size), "--iterations", "1000", "--warmup", "100", "--transport",
                     transport))) {
-                assertEquals(0, client.exit(60), client.output());
+                assertEquals(0, client.waitFor(60), client.output());
                 Matcher m = RESULT.matcher(client.output());
                 assertTrue(m.find(), client.output());
                 assertTransport(transport, m.group(1));
@@ -46,7 +46,7 @@ class StreamPingPongTest {
                 assertTrue(p50 > 0 && p50 <= Double.parseDouble(m.group(5)), client.output());
                 assertTrue(Long.parseLong(m.group(6)) > 0, client.output());
             }
-            assertEquals(0, server.exit(30), server.output());
+            assertEquals(0, server.waitFor(30), server.output());
             assertTrue(server.output().contains("1100 round trips of " + size + " bytes announced"), server.output());
             assertTrue(server.output().contains("served 1100 round trips"), server.output());
         }
@@ -54,11 +54,11 @@ class StreamPingPongTest {
 
     @Test
     void shouldReportAClientThatGoesAwayMidRunAndExitOne() throws Exception {
-        try (SampleRun server = SampleRun.start("stream-pingpong", "--server", "--port", "0", "--transport", "tcp")) {
-            int port = server.port(30);
-            try (SampleRun client = SampleRun.start("stream-pingpong", "--client", "127.0.0.1:" + port,
+        try (ChildProcess server = SampleRun.start("stream-pingpong", "--server", "--port", "0", "--transport", "tcp")) {
+            int port = SampleRun.port(server, 30);
+            try (ChildProcess client = SampleRun.start("stream-pingpong", "--client", "127.0.0.1:" + port,
                     "--iterations", "1000000000", "--warmup", "0", "--transport", "tcp")) {
-                awaitOutput(server, "round trips of 8 bytes announced", 30);
+                server.awaitOutput("round trips of 8 bytes announced", 30);
                 Thread.sleep(500);
                 client.kill();
                 assertFailedCleanly(server, 1, "the client went away while waiting for a ping");
@@ -68,7 +68,7 @@ class StreamPingPongTest {
 
     @Test
     void shouldRejectAnEmptyPingWithOneLineAndStatusTwo() throws Exception {
-        try (SampleRun run = SampleRun.start("stream-pingpong", "--client", "127.0.0.1:1", "--size", "0")) {
+        try (ChildProcess run = SampleRun.start("stream-pingpong", "--client", "127.0.0.1:1", "--size", "0")) {
             assertFailedCleanly(run, 2, "--size must be at least 1");
             assertEquals(1, run.output().strip().lines().count(), run.output());
         }

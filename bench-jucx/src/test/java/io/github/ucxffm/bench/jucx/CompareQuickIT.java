@@ -1,6 +1,7 @@
 package io.github.ucxffm.bench.jucx;
 
 import io.github.ucxffm.bench.perftest.PerfFinal;
+import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -11,6 +12,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
@@ -73,24 +75,21 @@ class CompareQuickIT {
         Path benchJar = root.resolve("bench/target/benchmarks.jar");
         assumeTrue(Files.isRegularFile(benchJar), "the bench module is not packaged: " + benchJar);
         String mark = "UCXFFM_COMPARE_QUICK_RUN=" + ProcessHandle.current().pid() + "-" + System.nanoTime();
-        ProcessBuilder listing = new ProcessBuilder("bash", root.resolve("ucx-ffm").toString(), "bench")
-                .directory(root.toFile()).redirectErrorStream(true);
-        Process lister = listing.start();
-        String subcommands = new String(lister.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(lister.waitFor(30, TimeUnit.SECONDS), subcommands);
-        assertEquals(0, lister.exitValue(), subcommands);
+        ChildProcess lister = ChildProcess.command("bash", root.resolve("ucx-ffm").toString(), "bench")
+                .directory(root).run(Duration.ofSeconds(30));
+        String subcommands = lister.output();
+        assertEquals(0, lister.exitCode(), subcommands);
         assertTrue(subcommands.contains("compare [OPTIONS]") && subcommands.contains("jmh [JMH ARGS]"), subcommands);
         // as a user runs it, through the launcher (which builds nothing here: the jars are this build's)
-        ProcessBuilder pb = new ProcessBuilder("bash", root.resolve("ucx-ffm").toString(), "bench", "compare",
-                "--quick", "--sizes", "8,64k", "--iterations", "2000", "--out", out.toString())
-                .directory(root.toFile()).redirectErrorStream(true);
-        pb.environment().put("UCXFFM_SKIP_BUILD", "1");
-        pb.environment().put(mark.substring(0, mark.indexOf('=')), mark.substring(mark.indexOf('=') + 1));
-        pb.environment().put("JAVA_HOME", System.getProperty("java.home"));
-        Process p = pb.start();
-        String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(200, TimeUnit.SECONDS), text);
-        assertEquals(0, p.exitValue(), text);
+        ChildProcess p = ChildProcess.command("bash", root.resolve("ucx-ffm").toString(), "bench", "compare",
+                        "--quick", "--sizes", "8,64k", "--iterations", "2000", "--out", out.toString())
+                .directory(root).name("compare")
+                .env("UCXFFM_SKIP_BUILD", "1")
+                .env(mark.substring(0, mark.indexOf('=')), mark.substring(mark.indexOf('=') + 1))
+                .env("JAVA_HOME", System.getProperty("java.home"))
+                .run(Duration.ofSeconds(200));
+        String text = p.output();
+        assertEquals(0, p.exitCode(), text);
         List<String> rows = text.lines().filter(l -> l.matches("(shm|tcp)\\s+tag_(lat|bw)\\s+.*")).toList();
         assertEquals(8, rows.size(), text);
         for (String row : rows) {

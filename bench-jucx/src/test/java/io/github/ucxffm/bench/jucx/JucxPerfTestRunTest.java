@@ -2,7 +2,7 @@ package io.github.ucxffm.bench.jucx;
 
 import io.github.ucxffm.bench.perftest.PerfFinal;
 import io.github.ucxffm.bench.perftest.PerfTestType;
-import io.github.ucxffm.bench.perftest.RunnerPair;
+import io.github.ucxffm.testsupport.RunnerPair;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,5 +1,6 @@
 package io.github.ucxffm.bench.perftest;
 
+import io.github.ucxffm.testsupport.RunnerPair;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;

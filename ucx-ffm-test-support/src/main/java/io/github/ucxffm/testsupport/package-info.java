@@ -1,0 +1,16 @@
+/**
+ * What the tests of every module share, so that each is written once: {@link io.github.ucxffm.testsupport.BytePattern}
+ * (the payload every test fills and checks), {@link io.github.ucxffm.testsupport.Await} (the one wait loop, optionally
+ * progressing a worker), {@link io.github.ucxffm.testsupport.ChildProcess} (a JVM or command started by a test,
+ * its output captured, killed with its descendants by PID) and {@link io.github.ucxffm.testsupport.RunnerPair} (the
+ * perftest runners' server and client, for the tests of both runners).
+ *
+ * <p>This module depends on the JDK alone. Maven forbids cycles, and the tests of {@code ucx-ffm-bindings} and
+ * {@code ucx-ffm-highlevel} use it, so it cannot use their API; the one fixture that needs the high-level API, two
+ * workers of one context with endpoints between them ({@code TwoWorkers}), lives in the high-level module's test
+ * sources, the only module whose tests run UCX workers in their own JVM (the samples' and the benchmarks' tests
+ * drive programs in child processes through {@code ChildProcess}). Being JDK-only also lets child programs on a
+ * test's class path (the peers of the cross-process tests) use the same pattern as the test that checks them, and
+ * keeps ucx-ffm out of the JVMs that measure JUCX.
+ */
+package io.github.ucxffm.testsupport;

@@ -1,0 +1,64 @@
+package io.github.ucxffm.testsupport;
+
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+class BytePatternTest {
+
+    private static final int SIZE = 1 << 20;
+
+    @Test
+    void shouldDifferFromItselfShiftedByAnyDistance() {
+        byte[] p = BytePattern.bytes(5, 0, SIZE + 1024);
+        for (int shift = 1; shift <= SIZE; shift = shift < 300 ? shift + 1 : shift * 2) {
+            MemorySegment shifted = MemorySegment.ofArray(p).asSlice(shift, 1024);
+            assertTrue(BytePattern.mismatch(shifted, 5, 0) >= 0, "shift by " + shift);
+        }
+    }
+
+    @Test
+    void shouldDifferAtEveryByteForNearbySeeds() {
+        byte[] a = BytePattern.bytes(7, 0, 4096);
+        for (int seed = 8; seed < 7 + 256; seed++) {
+            byte[] b = BytePattern.bytes(seed, 0, 4096);
+            for (int i = 0; i < a.length; i++) {
+                assertNotEquals(a[i], b[i], "seed " + seed + " byte " + i);
+            }
+        }
+    }
+
+    @Test
+    void shouldFillASliceAsPartOfTheWhole() {
+        byte[] whole = BytePattern.bytes(3, 0, 5000);
+        byte[] part = BytePattern.bytes(3, 1234, 777);
+        byte[] expected = new byte[777];
+        System.arraycopy(whole, 1234, expected, 0, 777);
+        assertArrayEquals(expected, part);
+        for (int i = 0; i < 777; i++) {
+            assertEquals(BytePattern.at(3, 1234 + i), part[i]);
+        }
+    }
+
+    @Test
+    void shouldNameTheFirstWrongByteAndCountTheWrongOnes() {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment s = BytePattern.allocate(arena, 100, 9);
+            BytePattern.verify(s, 9, "intact");
+            s.set(JAVA_BYTE, 40, (byte) ~s.get(JAVA_BYTE, 40));
+            s.set(JAVA_BYTE, 60, (byte) ~s.get(JAVA_BYTE, 60));
+            AssertionError e = assertThrows(AssertionError.class, () -> BytePattern.verify(s, 9, "buffer"));
+            assertTrue(e.getMessage().startsWith("buffer: byte 40 of 100 is "), e.getMessage());
+            assertTrue(e.getMessage().endsWith("2 bytes wrong"), e.getMessage());
+            assertEquals(0, BytePattern.allocate(arena, 0, 1).byteSize());
+        }
+    }
+}
