@@ -1,5 +1,6 @@
 package io.github.ucxffm;
 
+import io.github.ucxffm.testsupport.BytePattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -44,8 +45,8 @@ class AmScatterGatherAndStreamPollTest extends TwoWorkerTest {
     @Test
     void shouldGatherAmDataOnSendAndScatterItOnReceiveEagerAndRendezvous() {
         for (int size : new int[] {100, 5000, 2 << 20}) {
-            MemorySegment data = TestSupport.pattern(arena, size, size);
-            MemorySegment header = TestSupport.pattern(arena, 16, 7);
+            MemorySegment data = BytePattern.allocate(arena, size, size);
+            MemorySegment header = BytePattern.allocate(arena, 16, 7);
             MemorySegment target = arena.allocate(size + 10);
             MemorySegment[] scattered = split(target, 3, size / 2, size - 1);
             AtomicReference<UcpAmData> kept = new AtomicReference<>();
@@ -68,7 +69,7 @@ class AmScatterGatherAndStreamPollTest extends TwoWorkerTest {
 
     @Test
     void shouldRefuseScatterListsTooSmallForTheMessage() {
-        MemorySegment data = TestSupport.pattern(arena, 4096, 1);
+        MemorySegment data = BytePattern.allocate(arena, 4096, 1);
         AtomicReference<UcpAmData> kept = new AtomicReference<>();
         b.setAmHandler(6, message -> kept.set(message.keep()), UcpAmHandler.PERSISTENT_DATA);
         long send = ab.sendAm(6, null, data, 0, 4096, 0);
@@ -86,7 +87,7 @@ class AmScatterGatherAndStreamPollTest extends TwoWorkerTest {
         UcpEndpoint[] ready = new UcpEndpoint[4];
         TestSupport.progressFor(50, a, b);
         assertEquals(0, b.pollStreams(ready));
-        MemorySegment data = TestSupport.pattern(arena, 64, 3);
+        MemorySegment data = BytePattern.allocate(arena, 64, 3);
         long send = ab.sendStream(data, 0, 64);
         int[] found = new int[1];
         TestSupport.progressUntil(() -> (found[0] = b.pollStreams(ready)) > 0, 10_000, a, b);

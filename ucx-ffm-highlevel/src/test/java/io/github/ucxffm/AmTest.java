@@ -1,5 +1,6 @@
 package io.github.ucxffm;
 
+import io.github.ucxffm.testsupport.BytePattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -42,11 +43,7 @@ class AmTest extends TwoWorkerTest {
     }
 
     private MemorySegment bytes(long n, int seed) {
-        MemorySegment s = arena.allocate(Math.max(1, n)).asSlice(0, n);
-        for (long i = 0; i < n; i++) {
-            s.set(JAVA_BYTE, i, (byte) (i * 31 + seed + (i >>> 8)));
-        }
-        return s;
+        return BytePattern.allocate(arena, n, seed);
     }
 
     private static byte[] array(MemorySegment s) {

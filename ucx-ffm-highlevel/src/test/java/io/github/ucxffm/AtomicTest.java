@@ -1,5 +1,6 @@
 package io.github.ucxffm;
 
+import io.github.ucxffm.testsupport.BytePattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -110,11 +111,7 @@ class AtomicTest {
     }
 
     private static byte[] pattern() {
-        byte[] p = new byte[REGION];
-        for (int i = 0; i < REGION; i++) {
-            p[i] = (byte) (0xA0 + i * 7);
-        }
-        return p;
+        return BytePattern.bytes(0xA0, 0, REGION);
     }
 
     private static long read(MemorySegment s, long offset, int size) {

@@ -1,6 +1,7 @@
 package io.github.ucxffm;
 
-import io.github.ucxffm.peer.PeerProcess;
+import io.github.ucxffm.testsupport.BytePattern;
+import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -21,7 +22,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
-import static io.github.ucxffm.TestSupport.pattern;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -132,7 +132,7 @@ class CallbackCloseTest {
 
         /** A message of {@code size} bytes from a to b over {@code ep}, checked. */
         void exchange(UcpEndpoint ep, long tag, int size) {
-            MemorySegment src = pattern(arena, size, (int) tag);
+            MemorySegment src = BytePattern.allocate(arena, size, (int) tag);
             MemorySegment dst = arena.allocate(size);
             long recv = b.receiveTag(dst, 0, size, tag, -1L);
             long send = ep.sendTag(src, 0, size, tag);
@@ -180,7 +180,7 @@ class CallbackCloseTest {
                 }
                 closedInHandler.set(p.ab.isClosed());
             });
-            MemorySegment big = pattern(p.arena, BIG, 3);
+            MemorySegment big = BytePattern.allocate(p.arena, BIG, 3);
             List<Long> sends = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
                 sends.add(p.ab.sendTag(big, 0, BIG, 100 + i)); // no receive is posted: they wait for one
@@ -214,7 +214,7 @@ class CallbackCloseTest {
         try (Pair p = new Pair()) {
             RuntimeException boom = new IllegalStateException("thrown by the send callback");
             AtomicInteger calls = new AtomicInteger();
-            MemorySegment big = pattern(p.arena, BIG, 5);
+            MemorySegment big = BytePattern.allocate(p.arena, BIG, 5);
             MemorySegment dst = p.arena.allocate(BIG);
             long recv = p.b.receiveTag(dst, 0, BIG, 9, -1L);
             p.ab.sendTag(big, 0, BIG, 9, (status, length, tag) -> {
@@ -258,7 +258,7 @@ class CallbackCloseTest {
         try (Pair p = new Pair()) {
             Error first = new StackOverflowError("thrown by the first callback");
             RuntimeException second = new IllegalArgumentException("thrown by the second callback");
-            MemorySegment big = pattern(p.arena, BIG, 6);
+            MemorySegment big = BytePattern.allocate(p.arena, BIG, 6);
             MemorySegment d1 = p.arena.allocate(BIG);
             MemorySegment d2 = p.arena.allocate(BIG);
             long r1 = p.b.receiveTag(d1, 0, BIG, 21, -1L);
@@ -327,7 +327,7 @@ class CallbackCloseTest {
                 }
                 received.set(m.keep().receive(got, 0));
             });
-            MemorySegment big = pattern(p.arena, BIG, 7);
+            MemorySegment big = BytePattern.allocate(p.arena, BIG, 7);
             long send = p.ab.sendAm(4, null, big, 0, BIG, UcpAmSendFlags.RNDV);
             long deadline = System.nanoTime() + BOUND.toNanos();
             RuntimeException caught = null;
@@ -390,7 +390,7 @@ class CallbackCloseTest {
     @Test
     void shouldRethrowAnExceptionOfACallbackRunInsideTheStartingCallFromTheNextProgress() {
         try (Pair p = new Pair()) {
-            MemorySegment src = pattern(p.arena, 64, 8);
+            MemorySegment src = BytePattern.allocate(p.arena, 64, 8);
             MemorySegment dst = p.arena.allocate(64);
             long send = p.ab.sendTag(src, 0, 64, 31);
             boolean[] sent = {false};
@@ -455,7 +455,7 @@ class CallbackCloseTest {
             UcpConnectionRequest[] r = new UcpConnectionRequest[1];
             TestSupport.progressUntil(() -> (r[0] = second.poll()) != null, BOUND.toMillis(), client, server);
             UcpEndpoint accepted = r[0].accept();
-            MemorySegment src = pattern(arena, 32, 1);
+            MemorySegment src = BytePattern.allocate(arena, 32, 1);
             MemorySegment dst = arena.allocate(32);
             long recv = server.receiveTag(dst, 0, 32, 5, -1L);
             long send = again.sendTag(src, 0, 32, 5);
@@ -471,10 +471,10 @@ class CallbackCloseTest {
         // a crash report goes to the temporary directory, not into the module, and does not hang for minutes
         String jvmOptions = "-XX:ErrorFile=" + System.getProperty("java.io.tmpdir") + "/ucxffm-child-hs_err_%p.log"
                 + " -XX:ErrorLogTimeout=5 -XX:-CreateCoredumpOnCrash";
-        try (PeerProcess child = PeerProcess.launch(Map.of("JAVA_TOOL_OPTIONS", jvmOptions), List.of(), Child.class,
-                List.of(scenario))) {
+        try (ChildProcess child = ChildProcess.java(Child.class).name(scenario)
+                .env("JAVA_TOOL_OPTIONS", jvmOptions).args(scenario).start()) {
             int exit = child.waitFor(40);
-            String out = child.transcript();
+            String out = child.output();
             assertEquals(0, exit, "the child JVM running '" + scenario + "' died (134: abort, 139: SIGSEGV):\n" + out);
             Map<String, String> result = new LinkedHashMap<>();
             for (String line : out.split("\n")) {
@@ -603,7 +603,7 @@ class CallbackCloseTest {
             boolean force = scenario.startsWith("force-");
             switch (scenario) {
                 case "close-endpoint-in-send-callback", "force-close-endpoint-in-send-callback" -> {
-                    MemorySegment big = pattern(p.arena, BIG, 1);
+                    MemorySegment big = BytePattern.allocate(p.arena, BIG, 1);
                     MemorySegment dst = p.arena.allocate(BIG);
                     long recv = p.b.receiveTag(dst, 0, BIG, 2, -1L);
                     p.ab.sendTag(big, 0, BIG, 2, (s, l, t) -> inCallback.set(outcome(force ? p.ab::closeForce
@@ -617,7 +617,7 @@ class CallbackCloseTest {
                     put("workerWorks", outcome(p::assertWorkerStillWorks).equals("ok"));
                 }
                 case "close-endpoint-in-am-handler", "force-close-endpoint-in-am-handler" -> {
-                    MemorySegment data = pattern(p.arena, 256, 2);
+                    MemorySegment data = BytePattern.allocate(p.arena, 256, 2);
                     AtomicReference<Boolean> same = new AtomicReference<>();
                     AtomicReference<Boolean> intact = new AtomicReference<>();
                     p.b.setAmHandler(6, m -> {
@@ -643,7 +643,7 @@ class CallbackCloseTest {
                     put("workerWorks", outcome(p::assertWorkerStillWorks).equals("ok"));
                 }
                 case "close-worker-in-send-callback", "close-context-in-send-callback" -> {
-                    MemorySegment big = pattern(p.arena, BIG, 3);
+                    MemorySegment big = BytePattern.allocate(p.arena, BIG, 3);
                     MemorySegment dst = p.arena.allocate(BIG);
                     long recv = p.b.receiveTag(dst, 0, BIG, 3, -1L);
                     boolean context = scenario.startsWith("close-context");
@@ -656,7 +656,7 @@ class CallbackCloseTest {
                     }
                 }
                 case "close-worker-in-am-handler" -> {
-                    MemorySegment data = pattern(p.arena, 256, 4);
+                    MemorySegment data = BytePattern.allocate(p.arena, 256, 4);
                     // the handler runs on b, so b is the worker closed here
                     p.b.setAmHandler(7, m -> inCallback.set(outcome(p.b::close)));
                     p.ab.sendAm(7, null, data, 0, 256, UcpAmSendFlags.NONE);
@@ -725,7 +725,7 @@ class CallbackCloseTest {
     @Test
     void shouldCompleteAFutureWhoseContinuationThrowsWithoutLosingTheFailure() {
         try (Pair p = new Pair()) {
-            MemorySegment big = pattern(p.arena, BIG, 9);
+            MemorySegment big = BytePattern.allocate(p.arena, BIG, 9);
             MemorySegment dst = p.arena.allocate(BIG);
             long recv = p.b.receiveTag(dst, 0, BIG, 40, -1L);
             RuntimeException boom = new IllegalStateException("thrown by a continuation");

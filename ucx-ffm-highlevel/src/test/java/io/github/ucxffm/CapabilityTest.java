@@ -2,13 +2,13 @@ package io.github.ucxffm;
 
 import io.github.ucxffm.bindings.ucp_request_param_t;
 import io.github.ucxffm.bindings.ucp_tag_recv_info;
+import io.github.ucxffm.testsupport.BytePattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
 
-import static io.github.ucxffm.TestSupport.pattern;
 import static io.github.ucxffm.TestSupport.progressUntil;
 import static io.github.ucxffm.bindings.ucx_h.UCP_OP_ATTR_FIELD_RECV_INFO;
 import static io.github.ucxffm.bindings.ucx_h.ucp_tag_recv_nbx;
@@ -33,7 +33,7 @@ class CapabilityTest extends TwoWorkerTest {
 
     @Test
     void shouldReportReceiveInfoOnImmediateCompletionExactlyWhereTheCapabilityTableSays() {
-        MemorySegment src = pattern(arena, 24, 7);
+        MemorySegment src = BytePattern.allocate(arena, 24, 7);
         long send = ab.sendTag(src, 0, 24, 0x77);
         progressUntil(() -> b.probeTag(0x77, -1L, false) != 0, 10_000, a, b);
         progressUntil(() -> a.poll(send), 10_000, a, b);

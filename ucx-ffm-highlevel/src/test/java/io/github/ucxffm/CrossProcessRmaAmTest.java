@@ -2,6 +2,8 @@ package io.github.ucxffm;
 
 import io.github.ucxffm.peer.PeerMain;
 import io.github.ucxffm.peer.PeerProcess;
+import io.github.ucxffm.testsupport.BytePattern;
+import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -44,7 +46,7 @@ class CrossProcessRmaAmTest {
         final UcpEndpoint ep;
         final Arena arena = Arena.ofConfined();
 
-        Client(PeerProcess peer, String tls) throws InterruptedException {
+        Client(ChildProcess peer, String tls) throws InterruptedException {
             int port = Integer.parseInt(peer.expect("LISTENING", 30));
             context = CrossProcessTest.context(tls);
             try {
@@ -102,14 +104,14 @@ class CrossProcessRmaAmTest {
             return request(PeerMain.CRC);
         }
 
-        void bye(PeerProcess peer) throws InterruptedException {
+        void bye(ChildProcess peer) throws InterruptedException {
             MemorySegment bye = arena.allocate(1);
             await(ep.sendTag(bye, 0, 1, PeerMain.BYE));
             // Closed while the peer is still there to answer the disconnect: after it exits, a shared-memory endpoint
             // without peer error handling cannot tell, and its close would wait for the forced-close timeout.
             ep.close();
             peer.expect("DONE", 30);
-            assertEquals(0, peer.waitFor(30), peer.transcript());
+            assertEquals(0, peer.waitFor(30), peer.output());
         }
 
         @Override
@@ -122,31 +124,15 @@ class CrossProcessRmaAmTest {
         }
     }
 
-    private static byte[] patternBytes(long offset, int length, int seed) {
-        byte[] b = new byte[length];
-        for (int i = 0; i < length; i++) {
-            b[i] = PeerMain.pattern(offset + i, seed);
-        }
-        return b;
-    }
-
     /** The region as the peer starts it. */
     private static byte[] initialRegion(long size) {
-        return patternBytes(0, Math.toIntExact(size), PeerMain.SEED);
+        return BytePattern.bytes(PeerMain.SEED, 0, Math.toIntExact(size));
     }
 
     private static long crc(byte[] bytes) {
         CRC32 crc = new CRC32();
         crc.update(bytes);
         return crc.getValue();
-    }
-
-    private static MemorySegment bytes(Arena arena, int size, int seed) {
-        MemorySegment s = arena.allocate(Math.max(1, size));
-        for (int i = 0; i < size; i++) {
-            s.set(JAVA_BYTE, i, (byte) (i * 13 + seed + (i >>> 10)));
-        }
-        return s;
     }
 
     // ---- active messages ------------------------------------------------------------------------------------------
@@ -158,7 +144,7 @@ class CrossProcessRmaAmTest {
     @ParameterizedTest
     @ValueSource(strings = {"tcp", "posix,sysv,cma,self"})
     void shouldEchoActiveMessagesWithHeaderAndDataAcrossProcesses(String tls) throws Exception {
-        try (PeerProcess peer = PeerProcess.start("am-echo", tls);
+        try (ChildProcess peer = PeerProcess.start("am-echo", tls);
              Client c = new Client(peer, tls)) {
             List<Echo> echoes = new ArrayList<>();
             c.worker.setAmHandler(PeerMain.AM_REPLY, m -> {
@@ -184,9 +170,9 @@ class CrossProcessRmaAmTest {
                 int size = k[0];
                 int headerSize = k[1];
                 String what = tls + ": " + size + " B data, " + headerSize + " B header, flags " + k[2];
-                MemorySegment data = bytes(c.arena, size, size + 1);
-                MemorySegment header = headerSize == 0 ? null : bytes(c.arena, headerSize, 100 + headerSize)
-                        .asSlice(0, headerSize);
+                MemorySegment data = BytePattern.allocate(c.arena, size, size + 1);
+                MemorySegment header = headerSize == 0 ? null
+                        : BytePattern.allocate(c.arena, headerSize, 100 + headerSize);
                 echoes.clear();
                 c.await(c.ep.sendAm(PeerMain.AM_REQUEST, header, data, 0, size, UcpAmSendFlags.REPLY | k[2]));
                 c.worker.awaitCondition(() -> !echoes.isEmpty(), WAIT, UcpWorker.Idle.SPIN);
@@ -222,7 +208,7 @@ class CrossProcessRmaAmTest {
     @ParameterizedTest
     @ValueSource(strings = {"tcp", "posix,sysv,cma,self"})
     void shouldPutAndGetIntoThePeersMemoryAcrossProcesses(String tls) throws Exception {
-        try (PeerProcess peer = PeerProcess.start("rma", tls, "register");
+        try (ChildProcess peer = PeerProcess.start("rma", tls, "register");
              Client c = new Client(peer, tls)) {
             UcpRemoteKey rkey = c.remoteKey();
             peer.expect("KEY register", 10);
@@ -236,7 +222,7 @@ class CrossProcessRmaAmTest {
             for (long[] r : new long[][] {{0, 8}, {4093, 4100}, {size - 65536, 65536}, {(3L << 20) + 5, 1 << 20}}) {
                 MemorySegment in = c.arena.allocate(r[1]);
                 c.await(c.ep.get(in, 0, r[1], base + r[0], rkey));
-                assertArrayEquals(patternBytes(r[0], (int) r[1], PeerMain.SEED), in.toArray(JAVA_BYTE),
+                assertArrayEquals(BytePattern.bytes(PeerMain.SEED, r[0], (int) r[1]), in.toArray(JAVA_BYTE),
                         tls + ": peer pattern at " + r[0] + " +" + r[1]);
             }
 
@@ -251,10 +237,10 @@ class CrossProcessRmaAmTest {
                 MemorySegment src;
                 if (seed % 2 == 0) {
                     src = staging.segment(); // registered source
-                    MemorySegment.copy(bytes(c.arena, length, seed), 0, src, 0, length);
+                    MemorySegment.copy(BytePattern.allocate(c.arena, length, seed), 0, src, 0, length);
                     c.await(c.ep.put(staging, 0, length, base + offset, rkey));
                 } else {
-                    src = bytes(c.arena, length, seed); // unregistered source
+                    src = BytePattern.allocate(c.arena, length, seed); // unregistered source
                     c.await(c.ep.put(src, 0, length, base + offset, rkey));
                 }
                 byte[] sent = src.asSlice(0, length).toArray(JAVA_BYTE);
@@ -395,7 +381,7 @@ class CrossProcessRmaAmTest {
                 () -> skip("UCX " + UcxVersion.runtime() + " cancels every atomic over tcp on an endpoint with peer "
                         + "error handling and fails the endpoint (UCX defect; C reproduction in docs/UCX-BEHAVIOUR.md, "
                         + "'Atomics over tcp with peer error handling'); AtomicTest checks tcp atomics there without it"));
-        try (PeerProcess peer = PeerProcess.start("rma", tls, mode);
+        try (ChildProcess peer = PeerProcess.start("rma", tls, mode);
              Client c = new Client(peer, tls)) {
             UcpRemoteKey rkey = c.remoteKey();
             peer.expect("KEY " + mode, 10);
@@ -431,7 +417,7 @@ class CrossProcessRmaAmTest {
         String tls = "posix,sysv,cma,self";
         List<String> wrong = new ArrayList<>();
         String version;
-        try (PeerProcess peer = PeerProcess.start("rma", tls, "atomics");
+        try (ChildProcess peer = PeerProcess.start("rma", tls, "atomics");
              Client c = new Client(peer, tls)) {
             version = c.context.ucxVersion().toString();
             UcpRemoteKey rkey = c.remoteKey();
@@ -516,7 +502,7 @@ class CrossProcessRmaAmTest {
         int mapped = 0;
         // Registered memory first; UCX 1.13 maps only memory its shared-memory transports allocated.
         for (String mode : new String[] {"register", "allocate"}) {
-            try (PeerProcess peer = PeerProcess.start("rma", tls, mode);
+            try (ChildProcess peer = PeerProcess.start("rma", tls, mode);
                  Client c = new Client(peer, tls)) {
                 UcpRemoteKey rkey = c.remoteKey();
                 peer.expect("KEY " + mode, 10);
@@ -545,10 +531,10 @@ class CrossProcessRmaAmTest {
                 }
                 assertEquals(length, window.byteSize());
                 // Load: the peer's pattern.
-                assertArrayEquals(patternBytes(offset, length, PeerMain.SEED), window.toArray(JAVA_BYTE),
+                assertArrayEquals(BytePattern.bytes(PeerMain.SEED, offset, length), window.toArray(JAVA_BYTE),
                         mode + ": the peer's pattern through the window");
                 // Store: no put, no flush; the peer computes its CRC over its own memory.
-                MemorySegment written = bytes(c.arena, 300_000, 77);
+                MemorySegment written = BytePattern.allocate(c.arena, 300_000, 77);
                 long at = 12_345;
                 MemorySegment.copy(written, 0, window, at, 300_000);
                 window.set(JAVA_LONG.withByteAlignment(1), length - 8, 0x1122_3344_5566_7788L);
@@ -562,9 +548,9 @@ class CrossProcessRmaAmTest {
                 long fillAt = offset + 4096;
                 int fillLength = 100_000;
                 assertEquals(0, c.request(PeerMain.FILL, fillAt, fillLength, 0x33));
-                assertArrayEquals(patternBytes(fillAt, fillLength, 0x33),
+                assertArrayEquals(BytePattern.bytes(0x33, fillAt, fillLength),
                         window.asSlice(4096, fillLength).toArray(JAVA_BYTE), mode + ": the peer's later writes");
-                System.arraycopy(patternBytes(fillAt, fillLength, 0x33), 0, model, (int) fillAt, fillLength);
+                System.arraycopy(BytePattern.bytes(0x33, fillAt, fillLength), 0, model, (int) fillAt, fillLength);
                 // And a get sees the same memory as the window.
                 MemorySegment got = c.arena.allocate(length);
                 c.await(c.ep.get(got, 0, length, base + offset, rkey));

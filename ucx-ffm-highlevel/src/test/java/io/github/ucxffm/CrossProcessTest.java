@@ -2,6 +2,8 @@ package io.github.ucxffm;
 
 import io.github.ucxffm.peer.PeerMain;
 import io.github.ucxffm.peer.PeerProcess;
+import io.github.ucxffm.testsupport.BytePattern;
+import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -31,14 +33,6 @@ class CrossProcessTest {
                 .config("TLS", tls.contains("tcp") ? tls : tls + ",tcp").build();
     }
 
-    static MemorySegment pattern(Arena arena, int size, int seed) {
-        MemorySegment s = arena.allocate(Math.max(1, size));
-        for (int i = 0; i < size; i++) {
-            s.set(JAVA_BYTE, i, (byte) (i * 7 + seed + (i >>> 8)));
-        }
-        return s;
-    }
-
     /**
      * Connects to the peer; for shared memory without peer error handling, which on UCX 1.13 keeps shared-memory
      * transports out of an endpoint. Checks that the endpoint really uses the transports asked for.
@@ -65,13 +59,13 @@ class CrossProcessTest {
     @ValueSource(strings = {"tcp", "posix,sysv,cma,self"})
     void shouldEchoTagMessagesAcrossProcesses(String tls) throws Exception {
         try (Arena arena = Arena.ofConfined();
-             PeerProcess peer = PeerProcess.start("tag-echo", tls);
+             ChildProcess peer = PeerProcess.start("tag-echo", tls);
              UcpContext context = context(tls);
              UcpWorker worker = context.newWorker()) {
             int port = Integer.parseInt(peer.expect("LISTENING", 30));
             UcpEndpoint ep = connect(worker, port, tls);
             for (int size : new int[] {1, 8, 4096, 65536, 1 << 20, 4 << 20}) {
-                MemorySegment out = pattern(arena, size, size);
+                MemorySegment out = BytePattern.allocate(arena, size, size);
                 MemorySegment in = arena.allocate(size);
                 long tag = 100 + size;
                 long recv = worker.receiveTag(in, 0, size, tag | PeerMain.REPLY, -1L);
@@ -85,7 +79,7 @@ class CrossProcessTest {
             MemorySegment bye = arena.allocate(1);
             worker.await(ep.sendTag(bye, 0, 1, PeerMain.BYE), Duration.ofSeconds(10), UcpWorker.Idle.SPIN);
             peer.expect("DONE", 30);
-            assertEquals(0, peer.waitFor(30), peer.transcript());
+            assertEquals(0, peer.waitFor(30), peer.output());
         }
     }
 
@@ -93,13 +87,13 @@ class CrossProcessTest {
     @ValueSource(strings = {"tcp", "posix,sysv,cma,self"})
     void shouldEchoStreamBytesAcrossProcesses(String tls) throws Exception {
         try (Arena arena = Arena.ofConfined();
-             PeerProcess peer = PeerProcess.start("stream-echo", tls);
+             ChildProcess peer = PeerProcess.start("stream-echo", tls);
              UcpContext context = context(tls);
              UcpWorker worker = context.newWorker()) {
             int port = Integer.parseInt(peer.expect("LISTENING", 30));
             UcpEndpoint ep = connect(worker, port, tls);
             int size = 3 << 20;
-            MemorySegment out = pattern(arena, size, 5);
+            MemorySegment out = BytePattern.allocate(arena, size, 5);
             MemorySegment in = arena.allocate(size);
             long send = ep.sendStream(out, 0, size);
             long recv = ep.receiveStream(in, 0, size, true);

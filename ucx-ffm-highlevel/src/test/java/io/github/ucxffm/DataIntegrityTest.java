@@ -6,7 +6,7 @@ import io.github.ucxffm.peer.IntegrityHub;
 import io.github.ucxffm.peer.IntegrityPeer;
 import io.github.ucxffm.peer.IntegrityReceiver;
 import io.github.ucxffm.peer.IntegritySender;
-import io.github.ucxffm.peer.PeerProcess;
+import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -91,17 +91,18 @@ class DataIntegrityTest {
         return regionDir.resolve("reports-" + base);
     }
 
-    private PeerProcess launch(String tls, IntegrityHub hub, int base, String dirs, String regions,
+    private ChildProcess launch(String tls, IntegrityHub hub, int base, String dirs, String regions,
                                Integrity.Config cfg) throws Exception {
         List<String> args = new ArrayList<>(List.of(tls, Integer.toString(hub.port()), Integer.toString(base), dirs,
                 regions, IntegrityPeer.reportFile(reports(base))));
         args.addAll(cfg.toArgs());
-        return PeerProcess.launch(env(tls), List.of(), IntegrityPeer.class, args);
+        return ChildProcess.java(IntegrityPeer.class).name("integrity peer " + base).env(env(tls)).args(args).echo(false)
+                .start();
     }
 
     /** Steps the hub until the condition holds; fails after {@code bound}. */
     private static void runUntil(IntegrityHub hub, BooleanSupplier condition, Duration bound, String what,
-                                 PeerProcess peer) {
+                                 ChildProcess peer) {
         long deadline = System.nanoTime() + bound.toNanos();
         while (!condition.getAsBoolean()) {
             if (!hub.step()) {
@@ -109,7 +110,7 @@ class DataIntegrityTest {
             }
             if (System.nanoTime() - deadline > 0) {
                 fail(what + " not reached within " + bound + "; hub " + hub.connections() + "; peer output:\n"
-                        + tail(peer.transcript()));
+                        + tail(peer.output()));
             }
         }
     }
@@ -118,8 +119,8 @@ class DataIntegrityTest {
      * For a failed audit: the peer's lines the report parser did not take as reports (incomplete, or mixed with a UCX
      * message), and the end of its output.
      */
-    private static String malformedAndTail(PeerProcess peer) {
-        String all = peer.transcript();
+    private static String malformedAndTail(ChildProcess peer) {
+        String all = peer.output();
         List<String> odd = all.lines().filter(l -> !l.endsWith(" .") || l.contains("UCX")).limit(20).toList();
         return "peer lines not taken as reports: " + odd + "\npeer output:\n" + tail(all);
     }
@@ -134,8 +135,8 @@ class DataIntegrityTest {
      * last lines short in some runs), and UCX's messages from its output, read to the end. A report line the output
      * lacks is logged.
      */
-    private Integrity.Lines settledLines(PeerProcess peer, int base) throws Exception {
-        Integrity.Lines out = Integrity.Lines.parse(peer.transcriptToEnd(10));
+    private Integrity.Lines settledLines(ChildProcess peer, int base) throws Exception {
+        Integrity.Lines out = Integrity.Lines.parse(peer.outputToEnd(10));
         Integrity.Lines lines = Integrity.Lines.parse(Files.readString(reports(base)));
         lines.ucxWarnings.addAll(out.ucxWarnings);
         lines.ucxWarningsAtClose.addAll(out.ucxWarningsAtClose);
@@ -254,7 +255,7 @@ class DataIntegrityTest {
             IntegrityHub.Connection in;
             IntegrityHub.Connection out;
             Set<String> lanes;
-            try (PeerProcess peer = launch(tls, hub, 100, "SR", "-", cfg)) {
+            try (ChildProcess peer = launch(tls, hub, 100, "SR", "-", cfg)) {
                 long started = System.nanoTime();
                 runUntil(hub, () -> connection(hub, true) != null && connection(hub, false) != null, BOUND,
                         "both channels open", peer);
@@ -272,7 +273,7 @@ class DataIntegrityTest {
                 long deadline = System.nanoTime() + BOUND.toNanos();
                 assertEquals(0, in.end(deadline), "tokens left in flight");
                 assertEquals(0, out.end(deadline), "tokens left in flight");
-                assertEquals(0, peer.waitFor(30), tail(peer.transcript()));
+                assertEquals(0, peer.waitFor(30), tail(peer.output()));
                 Integrity.Lines lines = settledLines(peer, 100);
                 IntegrityReceiver r = in.receiver();
                 IntegritySender s = out.sender();
@@ -349,7 +350,7 @@ class DataIntegrityTest {
         try (UcpContext context = context(tls);
              UcpWorker worker = context.newWorker()) {
             IntegrityHub hub = hubs[0] = new IntegrityHub(worker, cfg);
-            try (PeerProcess peer = launch(tls, hub, 200, "S", "-", peerCfg)) {
+            try (ChildProcess peer = launch(tls, hub, 200, "S", "-", peerCfg)) {
                 runUntil(hub, () -> connection(hub, true) != null, BOUND, "channel open", peer);
                 IntegrityHub.Connection c = connection(hub, true);
                 IntegrityReceiver r = c.receiver();
@@ -373,7 +374,7 @@ class DataIntegrityTest {
                 String detected = c.ep.isFailed() ? c.ep.failureStatus() + " reported" : "nothing reported";
                 int left = c.end(System.nanoTime() + BOUND.toNanos());
                 Integrity.SlotScan slots = r.recoverPuts();
-                assertEquals(128 + PeerProcess.SIGKILL, peer.waitFor(10));
+                assertEquals(128 + ChildProcess.SIGKILL, peer.waitFor(10));
                 Integrity.Lines lines = settledLines(peer, 200);
                 Integrity.Lines.Channel p = lines.channel(c.channel());
                 List<String> problems = IntegrityAudit.killedPeerSender(r, p);
@@ -423,7 +424,7 @@ class DataIntegrityTest {
         try (UcpContext context = context(tls);
              UcpWorker worker = context.newWorker()) {
             IntegrityHub hub = hubs[0] = new IntegrityHub(worker, cfg);
-            try (PeerProcess peer = launch(tls, hub, base, "R", regionDir.toString(), cfg)) {
+            try (ChildProcess peer = launch(tls, hub, base, "R", regionDir.toString(), cfg)) {
                 runUntil(hub, () -> connection(hub, false) != null, BOUND, "channel open", peer);
                 IntegrityHub.Connection c = connection(hub, false);
                 IntegritySender s = c.sender();
@@ -438,7 +439,7 @@ class DataIntegrityTest {
                         "the sender's operations to end", peer);
                 String detected = c.ep.isFailed() ? c.ep.failureStatus() + " reported" : "nothing reported";
                 int left = c.end(System.nanoTime() + BOUND.toNanos());
-                assertEquals(128 + PeerProcess.SIGKILL, peer.waitFor(10));
+                assertEquals(128 + ChildProcess.SIGKILL, peer.waitFor(10));
                 Integrity.Lines lines = settledLines(peer, base);
                 Integrity.Lines.Channel p = lines.channel(c.channel());
                 Integrity.SlotScan slots;

@@ -1,5 +1,6 @@
 package io.github.ucxffm;
 
+import io.github.ucxffm.testsupport.BytePattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -253,14 +254,14 @@ class HostileInputTest {
         // the genuine inputs still work: a message over a new endpoint, a put with the key
         assertArrayEquals(b.rawAddress(), UcpWorkerAddress.ucxAddress(address));
         for (UcpEndpoint fresh : List.of(a.connect(address), a.connect(UcpEndpoint.Params.rawWorker(b.rawAddress())))) {
-            MemorySegment out = TestSupport.pattern(arena, 1000, 9);
+            MemorySegment out = BytePattern.allocate(arena, 1000, 9);
             MemorySegment in = arena.allocate(1000);
             long recv = b.receiveTag(in, 0, 1000, 42, -1L);
             TestSupport.awaitBoth(a, fresh.sendTag(out, 0, 1000, 42), b, recv);
             TestSupport.assertBytes(out.toArray(JAVA_BYTE), in, "message over a new endpoint");
         }
         UcpRemoteKey rkey = ep.unpackRemoteKey(key);
-        MemorySegment src = TestSupport.pattern(arena, 256, 4);
+        MemorySegment src = BytePattern.allocate(arena, 256, 4);
         peers.await(ep.put(src, 0, 256, target.address() + 512, rkey));
         peers.flush();
         TestSupport.assertBytes(src.toArray(JAVA_BYTE), target.segment().asSlice(512, 256), "put with the genuine key");

@@ -1,5 +1,6 @@
 package io.github.ucxffm;
 
+import io.github.ucxffm.testsupport.BytePattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -8,7 +9,6 @@ import java.lang.foreign.MemorySegment;
 import java.util.concurrent.TimeUnit;
 
 import static io.github.ucxffm.TestSupport.assertBytes;
-import static io.github.ucxffm.TestSupport.pattern;
 import static io.github.ucxffm.TestSupport.progressFor;
 import static io.github.ucxffm.TestSupport.progressUntil;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
@@ -31,7 +31,7 @@ class ImmediateCompletionTest extends TwoWorkerTest {
 
     /** Sends a tag message and progresses until it waits at b, unexpected. */
     private MemorySegment arrive(long size, long tag, int seed) {
-        MemorySegment src = pattern(arena, size, seed);
+        MemorySegment src = BytePattern.allocate(arena, size, seed);
         long send = ab.sendTag(src, 0, size, tag); // COMPLETED once the endpoint is wired up; not the first time
         progressUntil(() -> b.probeTag(tag, -1L, false) != 0, 10_000, a, b);
         progressUntil(() -> a.poll(send), 10_000, a, b);
@@ -85,7 +85,7 @@ class ImmediateCompletionTest extends TwoWorkerTest {
         assertEquals(0, r1 & 1L, "a receive in flight has an even token");
         assertEquals(1, b.inFlightCount());
         assertTrue(!b.poll(r1), "nothing sent yet");
-        MemorySegment src = pattern(arena, 8, 5);
+        MemorySegment src = BytePattern.allocate(arena, 8, 5);
         long send = ab.sendTag(src, 0, 8, 9);
         progressUntil(() -> b.poll(r1), 10_000, a, b);
         progressUntil(() -> a.poll(send), 10_000, a, b);
@@ -121,7 +121,7 @@ class ImmediateCompletionTest extends TwoWorkerTest {
         MemorySegment dst = arena.allocate(32);
         long r = b.receiveTag(dst, 0, 32, 0x77, -1L);
         assertEquals(0, r & 1L, "nothing had arrived: the token is a UCX request");
-        MemorySegment src = pattern(arena, 32, 6);
+        MemorySegment src = BytePattern.allocate(arena, 32, 6);
         ab.sendTag(src, 0, 32, 0x77);
         progressUntil(() -> b.poll(r), 10_000, a, b);
         assertEquals(0x77, b.receivedTag());
@@ -132,8 +132,8 @@ class ImmediateCompletionTest extends TwoWorkerTest {
     @Test
     void shouldHandTheLengthOfArrivedStreamBytesToItsOwnPoll() {
         ba = b.connect(a.address());
-        MemorySegment first = pattern(arena, 12, 7);
-        MemorySegment second = pattern(arena, 5, 8);
+        MemorySegment first = BytePattern.allocate(arena, 12, 7);
+        MemorySegment second = BytePattern.allocate(arena, 5, 8);
         MemorySegment d1 = arena.allocate(64);
         MemorySegment d2 = arena.allocate(64);
         long s1 = ab.sendStream(first, 0, 12);

@@ -1,5 +1,6 @@
 package io.github.ucxffm;
 
+import io.github.ucxffm.testsupport.BytePattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -9,7 +10,6 @@ import java.util.concurrent.TimeUnit;
 import static io.github.ucxffm.TestSupport.assertBytes;
 import static io.github.ucxffm.TestSupport.awaitBoth;
 import static io.github.ucxffm.TestSupport.concat;
-import static io.github.ucxffm.TestSupport.pattern;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -36,7 +36,7 @@ class IovTest extends TwoWorkerTest {
     private MemorySegment[] segments(long[] sizes, int seed) {
         MemorySegment[] iov = new MemorySegment[sizes.length];
         for (int i = 0; i < sizes.length; i++) {
-            iov[i] = pattern(arena, sizes[i], seed + i * 13);
+            iov[i] = BytePattern.allocate(arena, sizes[i], seed + i * 13);
         }
         return iov;
     }
@@ -85,7 +85,7 @@ class IovTest extends TwoWorkerTest {
         int shape = 0;
         for (long[] sizes : SHAPES) {
             long n = total(sizes);
-            MemorySegment src = pattern(arena, n, 100 + shape);
+            MemorySegment src = BytePattern.allocate(arena, n, 100 + shape);
             MemorySegment[] iov = empty(sizes);
             long tag = 0x20_0000L + shape;
             long recv = b.receiveTag(iov, tag, -1L);
@@ -117,7 +117,7 @@ class IovTest extends TwoWorkerTest {
 
     @Test
     void shouldReceiveAPartlyFilledIovAndReportTheLength() {
-        MemorySegment src = pattern(arena, 10, 9);
+        MemorySegment src = BytePattern.allocate(arena, 10, 9);
         MemorySegment[] dst = empty(new long[] {4, 4, 4, 4});
         long recv = b.receiveTag(dst, 5, -1L);
         long send = ab.sendTag(src, 0, 10, 5);
@@ -131,7 +131,7 @@ class IovTest extends TwoWorkerTest {
 
     @Test
     void shouldFailAnIovReceiveShorterThanTheMessage() {
-        MemorySegment src = pattern(arena, 64, 1);
+        MemorySegment src = BytePattern.allocate(arena, 64, 1);
         MemorySegment[] dst = empty(new long[] {16, 16});
         long recv = b.receiveTag(dst, 3, -1L);
         long send = ab.sendTag(src, 0, 64, 3);
@@ -152,7 +152,7 @@ class IovTest extends TwoWorkerTest {
             assertEquals(n, b.receivedLength());
             assertBytes(concat(iov), dst, "stream gather, shape " + shape);
             // contiguous send, scattered receive, the other direction
-            MemorySegment src = pattern(arena, n, 80 + shape);
+            MemorySegment src = BytePattern.allocate(arena, n, 80 + shape);
             MemorySegment[] scattered = empty(sizes);
             long recv2 = ab.receiveStream(scattered, true);
             long send2 = ba.sendStream(src, 0, n);
@@ -174,7 +174,7 @@ class IovTest extends TwoWorkerTest {
         iov[0] = decoy;
         iov[1] = decoy;
         System.gc();
-        MemorySegment src = pattern(arena, 16, 3);
+        MemorySegment src = BytePattern.allocate(arena, 16, 3);
         long send = ab.sendTag(src, 0, 16, 9);
         awaitBoth(a, send, b, recv);
         assertBytes(src.asSlice(0, 8).toArray(JAVA_BYTE), first, "first");

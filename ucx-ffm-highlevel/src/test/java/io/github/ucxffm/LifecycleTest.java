@@ -1,5 +1,6 @@
 package io.github.ucxffm;
 
+import io.github.ucxffm.testsupport.BytePattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -17,7 +18,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
-import static io.github.ucxffm.TestSupport.pattern;
 import static io.github.ucxffm.TestSupport.progressUntil;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -73,7 +73,7 @@ class LifecycleTest {
         final MemorySegment allocatedView = allocated.segment();
 
         World() {
-            MemorySegment src = pattern(arena, 32, 1);
+            MemorySegment src = BytePattern.allocate(arena, 32, 1);
             MemorySegment dst = arena.allocate(32);
             long recv = b.receiveTag(dst, 0, 32, 1, -1L);
             long send = ab.sendTag(src, 0, 32, 1);
@@ -234,7 +234,7 @@ class LifecycleTest {
         assertFalse(context.isClosed());
         assertFalse(context.isClosing());
         assertFalse(mine.isClosed());
-        MemorySegment src = pattern(arena, 16, 3);
+        MemorySegment src = BytePattern.allocate(arena, 16, 3);
         MemorySegment dst = arena.allocate(16);
         long recv = mine.receiveTag(dst, 0, 16, 5, -1L);
         long send = self.sendTag(src, 0, 16, 5);

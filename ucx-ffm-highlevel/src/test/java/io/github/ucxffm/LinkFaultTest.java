@@ -1,7 +1,7 @@
 package io.github.ucxffm;
 
 import io.github.ucxffm.peer.NetnsScenario;
-import io.github.ucxffm.peer.PeerProcess;
+import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -26,7 +26,7 @@ import static org.junit.jupiter.api.Assumptions.abort;
  * b.4, scenarios 30, 31 and the reset half of 34). Each test starts a {@link NetnsScenario} JVM behind
  * {@code unshare -rn}: inside, it owns a namespace with nothing but its own {@code lo}, runs a server worker with a
  * listener on 127.0.0.1 and a client worker, and faults that {@code lo} with {@code ip}, {@code tc} and {@code ss};
- * no other process sees the faults, and the namespace vanishes with the process, which {@link PeerProcess#close()}
+ * no other process sees the faults, and the namespace vanishes with the process, which {@link ChildProcess#close()}
  * kills whatever happens. The scenario prints what it observed as {@code FACT} lines; this class asserts on them.
  * <p>
  * How the faults are made on this kernel, which has no {@code netem} and no {@code gact} action:
@@ -161,10 +161,10 @@ class LinkFaultTest {
 
     private static Run run(String... args) throws Exception {
         long t = System.nanoTime();
-        try (PeerProcess p = PeerProcess.launch(ENV, List.of("unshare", "-rn"), NetnsScenario.class,
-                List.of(args))) {
+        try (ChildProcess p = ChildProcess.java(NetnsScenario.class).name("netns")
+                .wrapper(List.of("unshare", "-rn")).env(ENV).args(args).start()) {
             int code = p.waitFor(NetnsScenario.LIFETIME_SECONDS + 5);
-            Run r = new Run(p.transcript(), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t));
+            Run r = new Run(p.output(), TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t));
             if (r.end != null && r.end.startsWith("SKIP")) {
                 skip(r.end.substring(5));
             }

@@ -2,6 +2,8 @@ package io.github.ucxffm;
 
 import io.github.ucxffm.peer.PeerMain;
 import io.github.ucxffm.peer.PeerProcess;
+import io.github.ucxffm.testsupport.BytePattern;
+import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -209,7 +211,7 @@ class ListenerGarbageTest {
         UcpEndpoint serverEp = request[0].accept();
         assertEquals(clientEp.localAddress(), request[0].clientAddress(), "the request is the real client's");
         for (int size : new int[] {1, 4096, 1 << 20}) {
-            MemorySegment ping = TestSupport.pattern(arena, size, seed + size);
+            MemorySegment ping = BytePattern.allocate(arena, size, seed + size);
             MemorySegment atServer = arena.allocate(size);
             long recv = server.receiveTag(atServer, 0, size, 0xA1, -1L);
             TestSupport.awaitBoth(client, clientEp.sendTag(ping, 0, size, 0xA1), server, recv);
@@ -406,7 +408,7 @@ class ListenerGarbageTest {
 
     /** A tag message echoed by a {@code tag-echo} peer, checked. */
     private void echo(UcpEndpoint ep, int size) {
-        MemorySegment out = TestSupport.pattern(arena, size, size);
+        MemorySegment out = BytePattern.allocate(arena, size, size);
         MemorySegment in = arena.allocate(size);
         long recv = client.receiveTag(in, 0, size, 5 | PeerMain.REPLY, -1L);
         client.await(ep.sendTag(out, 0, size, 5), Duration.ofSeconds(10), UcpWorker.Idle.SPIN);
@@ -444,38 +446,38 @@ class ListenerGarbageTest {
         byte[][] inputs = {new byte[16], new byte[17]};
         for (int i = 0; i < inputs.length; i++) {
             assertFalse(safeForSockcm(inputs[i]));
-            try (PeerProcess victim = PeerProcess.start("tag-echo", "tcp")) {
+            try (ChildProcess victim = PeerProcess.start("tag-echo", "tcp")) {
                 int port = Integer.parseInt(victim.expect("LISTENING", 30));
                 assertTrue(hit(new InetSocketAddress(LOOPBACK, port), inputs[i], false));
                 // 17 zero bytes still reach the assertion in UCX 1.18.1 and 1.23.0 (tcp_sockcm_ep.c:827 and :826)
                 if (known || i == 1 && knownSince113) {
                     int code = victim.waitFor(10);
-                    String assertion = victim.transcript().lines().filter(l -> l.contains("Assertion")).findFirst()
+                    String assertion = victim.output().lines().filter(l -> l.contains("Assertion")).findFirst()
                             .orElse("");
                     log("UCX %s, %s to a listener: peer exited %d: %s", UcxVersion.runtime(), aborting[i][0], code,
                             assertion.trim());
-                    assertEquals(134, code, victim.transcript());
-                    assertTrue(assertion.contains(aborting[i][1]), victim.transcript());
+                    assertEquals(134, code, victim.output());
+                    assertTrue(assertion.contains(aborting[i][1]), victim.output());
                 } else {
                     Thread.sleep(1000);
-                    assertTrue(victim.isAlive(), aborting[i][0] + " killed the peer:\n" + victim.transcript());
+                    assertTrue(victim.isAlive(), aborting[i][0] + " killed the peer:\n" + victim.output());
                     // UCX 1.18.1 and 1.23.0 survive 16 zero bytes but hand them to the application as a
                     // connection request, whose accept fails, UCX having rejected it: UCS_ERR_INVALID_PARAM ("failed
                     // to unpack address, invalid bandwidth 0.00") with UCX's new protocols, UCS_ERR_UNREACHABLE ("no
                     // active messages transport") with the first ones, which the peer's context (it asks for atomics)
                     // uses. The peer then waits for the next client.
-                    String accept = victim.transcript().lines().filter(l -> l.startsWith("ACCEPT")).findFirst()
+                    String accept = victim.output().lines().filter(l -> l.startsWith("ACCEPT")).findFirst()
                             .orElse("");
                     log("UCX %s, %s to a listener: peer alive, %s", UcxVersion.runtime(), aborting[i][0],
                             accept.isEmpty() ? "no connection request" : accept);
                     assertTrue(accept.startsWith("ACCEPT-FAILED ucp_ep_create(..) failed: ")
                             && (accept.contains("UCS_ERR_INVALID_PARAM") || accept.contains("UCS_ERR_UNREACHABLE")),
-                            victim.transcript());
+                            victim.output());
                 }
             }
         }
 
-        try (PeerProcess victim = PeerProcess.start("tag-echo", "tcp")) {
+        try (ChildProcess victim = PeerProcess.start("tag-echo", "tcp")) {
             int port = Integer.parseInt(victim.expect("LISTENING", 30));
             Thread.sleep(300);
             long fdsBefore = fds(victim.pid());
@@ -497,7 +499,7 @@ class ListenerGarbageTest {
             MemorySegment bye = arena.allocate(1);
             client.await(ep.sendTag(bye, 0, 1, PeerMain.BYE), Duration.ofSeconds(10), UcpWorker.Idle.SPIN);
             ep.close();
-            assertEquals(0, victim.waitFor(30), victim.transcript());
+            assertEquals(0, victim.waitFor(30), victim.output());
             log("UCX %s, header announcing 2^40 bytes then %d bytes and a close: UCX's async thread used %d ms of CPU "
                             + "in the next 1000 ms (%d ms in 1000 ms before), %d descriptors more than before; a real "
                             + "client was served", UcxVersion.runtime(), oversized.length, spun, idle, leaked);

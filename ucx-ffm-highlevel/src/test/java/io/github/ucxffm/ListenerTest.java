@@ -1,5 +1,6 @@
 package io.github.ucxffm;
 
+import io.github.ucxffm.testsupport.BytePattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -16,7 +17,6 @@ import java.util.concurrent.atomic.AtomicReference;
 
 import static io.github.ucxffm.TestSupport.assertBytes;
 import static io.github.ucxffm.TestSupport.awaitBoth;
-import static io.github.ucxffm.TestSupport.pattern;
 import static io.github.ucxffm.TestSupport.progressFor;
 import static io.github.ucxffm.TestSupport.progressUntil;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
@@ -64,7 +64,7 @@ class ListenerTest {
     /** A message each way over a connected pair; bytes asserted. */
     private void exchange(UcpEndpoint clientEp, UcpEndpoint serverEp, int seed) {
         for (long size : new long[] {16, 300_000}) {
-            MemorySegment up = pattern(arena, size, seed);
+            MemorySegment up = BytePattern.allocate(arena, size, seed);
             MemorySegment atServer = arena.allocate(size);
             long recv = server.receiveTag(atServer, 0, size, 0xC1, -1L);
             long send = clientEp.sendTag(up, 0, size, 0xC1);
@@ -72,7 +72,7 @@ class ListenerTest {
             assertEquals(size, server.receivedLength());
             assertBytes(up.toArray(JAVA_BYTE), atServer, "client to server, " + size);
 
-            MemorySegment down = pattern(arena, size, seed + 1);
+            MemorySegment down = BytePattern.allocate(arena, size, seed + 1);
             MemorySegment atClient = arena.allocate(size);
             long recv2 = client.receiveTag(atClient, 0, size, 0x5E, -1L);
             long send2 = serverEp.sendTag(down, 0, size, 0x5E);
@@ -163,7 +163,7 @@ class ListenerTest {
     @Test
     void shouldFailTheClientWhenTheServerRejects() {
         UcpListener listener = listen();
-        Client c = connectClient(listener, pattern(arena, 64, 5));
+        Client c = connectClient(listener, BytePattern.allocate(arena, 64, 5));
         UcpConnectionRequest[] request = new UcpConnectionRequest[1];
         progressUntil(() -> (request[0] = listener.poll()) != null, 10_000, client, server);
         request[0].reject();
@@ -181,7 +181,7 @@ class ListenerTest {
             seenByPolicy.add(req);
             return !req.clientAddress().getAddress().isLoopbackAddress();
         }, seenByHandler::add);
-        Client c = connectClient(listener, pattern(arena, 64, 6));
+        Client c = connectClient(listener, BytePattern.allocate(arena, 64, 6));
         UcxException e = awaitClientFailure(c, client, server);
         assertInstanceOf(UcxRejectedException.class, e);
         assertEquals(1, listener.rejectedByPolicy());
@@ -212,7 +212,7 @@ class ListenerTest {
         List<UcpConnectionRequest> queued = new ArrayList<>();
         // the policy sees each request just before it is queued: a way to know it is there without taking it
         UcpListener listener = server.listen(new InetSocketAddress(LOOPBACK, 0), queued::add, null);
-        Client c = connectClient(listener, pattern(arena, 64, 7));
+        Client c = connectClient(listener, BytePattern.allocate(arena, 64, 7));
         progressUntil(() -> !queued.isEmpty(), 10_000, client, server);
         assertTrue(queued.getFirst().isPending());
         listener.close();
@@ -225,7 +225,7 @@ class ListenerTest {
     @Test
     void shouldRejectPolledButUnansweredRequestsWhenTheListenerCloses() {
         UcpListener listener = listen();
-        Client c = connectClient(listener, pattern(arena, 64, 8));
+        Client c = connectClient(listener, BytePattern.allocate(arena, 64, 8));
         UcpConnectionRequest[] request = new UcpConnectionRequest[1];
         progressUntil(() -> (request[0] = listener.poll()) != null, 10_000, client, server);
         listener.close();

@@ -2,6 +2,8 @@ package io.github.ucxffm;
 
 import io.github.ucxffm.peer.PeerMain;
 import io.github.ucxffm.peer.PeerProcess;
+import io.github.ucxffm.testsupport.BytePattern;
+import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -36,7 +38,7 @@ import static org.junit.jupiter.api.Assertions.fail;
 /**
  * Peers that die or freeze, across processes: this JVM talks to {@link PeerMain} peers and SIGKILLs or SIGSTOPs
  * them (RELIABILITY.md b.4, scenarios 26 to 29). Every wait is bounded by {@link #BOUND}; every peer is resumed
- * and killed by {@link PeerProcess#close()} whatever happens, so no test leaves a process behind.
+ * and killed by {@link ChildProcess#close()} whatever happens, so no test leaves a process behind.
  * <p>
  * What UCX 1.13.1 does, as these tests check it:
  * <ul>
@@ -103,7 +105,7 @@ class PeerFailureTest {
         }
     }
 
-    private static Watched connect(UcpWorker worker, PeerProcess peer, String tls) throws InterruptedException {
+    private static Watched connect(UcpWorker worker, ChildProcess peer, String tls) throws InterruptedException {
         int port = Integer.parseInt(peer.expect("LISTENING", 30));
         // Shared memory needs error mode NONE on UCX 1.13 (peer error handling keeps its transports out)
         return new Watched(worker, UcpEndpoint.Params.socket(new InetSocketAddress("127.0.0.1", port))
@@ -112,7 +114,7 @@ class PeerFailureTest {
 
     /** Sends {@code size} patterned bytes with {@code tag} and checks the echo, byte for byte. */
     private static void echo(UcpWorker worker, UcpEndpoint ep, Arena arena, long tag, int size) {
-        MemorySegment out = TestSupport.pattern(arena, size, (int) tag);
+        MemorySegment out = BytePattern.allocate(arena, size, (int) tag);
         MemorySegment in = arena.allocate(Math.max(1, size));
         long recv = worker.receiveTag(in, 0, size, tag | PeerMain.REPLY, -1L);
         worker.await(ep.sendTag(out, 0, size, tag), BOUND, UcpWorker.Idle.SPIN);
@@ -121,13 +123,13 @@ class PeerFailureTest {
         assertArrayEquals(out.toArray(JAVA_BYTE), in.asSlice(0, size).toArray(JAVA_BYTE), "echo bytes, tag " + tag);
     }
 
-    private static void bye(UcpWorker worker, UcpEndpoint ep, Arena arena, PeerProcess peer)
+    private static void bye(UcpWorker worker, UcpEndpoint ep, Arena arena, ChildProcess peer)
             throws InterruptedException {
         MemorySegment bye = arena.allocate(1);
         worker.await(ep.sendTag(bye, 0, 1, PeerMain.BYE), BOUND, UcpWorker.Idle.SPIN);
         ep.close(); // while the peer still answers the disconnect
         peer.expect("DONE", 30);
-        assertEquals(0, peer.waitFor(30), peer.transcript());
+        assertEquals(0, peer.waitFor(30), peer.output());
     }
 
     private static long millisSince(long nanos) {
@@ -150,8 +152,8 @@ class PeerFailureTest {
     @Test
     void shouldReportAnIdlePeerKilledOnceAndKeepServingTheOthers() throws Exception {
         try (Arena arena = Arena.ofConfined();
-             PeerProcess victim = PeerProcess.start("tag-echo", TCP);
-             PeerProcess stable = PeerProcess.start("tag-echo", TCP);
+             ChildProcess victim = PeerProcess.start("tag-echo", TCP);
+             ChildProcess stable = PeerProcess.start("tag-echo", TCP);
              UcpContext context = context(TCP);
              UcpWorker worker = context.newWorker()) {
             Watched v = connect(worker, victim, TCP);
@@ -197,7 +199,7 @@ class PeerFailureTest {
             echo(worker, s.ep, arena, 200, 65536);
 
             // a new peer, connected both ways by checked worker addresses
-            try (PeerProcess fresh = PeerProcess.start("address-echo", TCP, HexFormat.of().formatHex(
+            try (ChildProcess fresh = PeerProcess.start("address-echo", TCP, HexFormat.of().formatHex(
                     worker.address()))) {
                 MemorySegment hello = arena.allocate(UcpWorkerAddress.MAX_UCX_ADDRESS);
                 worker.await(worker.receiveTag(hello, 0, hello.byteSize(), PeerMain.HELLO, -1L),
@@ -240,7 +242,7 @@ class PeerFailureTest {
         try (Arena arena = Arena.ofConfined();
              UcpContext context = context(SHM);
              UcpWorker worker = context.newWorker();
-             PeerProcess victim = PeerProcess.start("address-echo", SHM, HexFormat.of().formatHex(
+             ChildProcess victim = PeerProcess.start("address-echo", SHM, HexFormat.of().formatHex(
                      worker.address()))) {
             Watched v = connectByAddress(worker, arena, SHM);
             echo(worker, v.ep, arena, 1, 4096);
@@ -250,9 +252,9 @@ class PeerFailureTest {
                     "shared memory only: " + v.ep.printInfo());
 
             victim.kill();
-            assertEquals(128 + PeerProcess.SIGKILL, victim.waitFor(10));
+            assertEquals(128 + ChildProcess.SIGKILL, victim.waitFor(10));
             MemorySegment in = arena.allocate(64);
-            MemorySegment out = TestSupport.pattern(arena, 64, 3);
+            MemorySegment out = BytePattern.allocate(arena, 64, 3);
             long recv = worker.receiveTag(in, 0, 64, 5 | PeerMain.REPLY, -1L);
             long send = v.ep.sendTag(out, 0, 64, 5);
             MemorySegment streamIn = arena.allocate(64);
@@ -350,7 +352,7 @@ class PeerFailureTest {
     @Test
     void shouldCompleteEveryPendingOperationWhenThePeerDiesWithOperationsInFlight() throws Exception {
         try (Arena arena = Arena.ofConfined();
-             PeerProcess victim = PeerProcess.start("stall", TCP);
+             ChildProcess victim = PeerProcess.start("stall", TCP);
              UcpContext context = context(TCP);
              UcpWorker worker = context.newWorker()) {
             Watched v = connect(worker, victim, TCP);
@@ -371,11 +373,11 @@ class PeerFailureTest {
             for (int i = 0; i < 64; i++) {
                 receives.add(worker.receiveTag(inbox, i * 1024L, 1024, 0x5000 + i, -1L));
             }
-            MemorySegment small = TestSupport.pattern(arena, 8192, 1);
+            MemorySegment small = BytePattern.allocate(arena, 8192, 1);
             for (int i = 0; i < 1000; i++) {
                 ops.add(new Outcome("eager send " + i, ep.sendTag(small, 0, small.byteSize(), 0x6000 + i), null));
             }
-            MemorySegment big = TestSupport.pattern(arena, 1 << 20, 2);
+            MemorySegment big = BytePattern.allocate(arena, 1 << 20, 2);
             List<String> mustFail = new ArrayList<>();
             for (int i = 0; i < 4; i++) {
                 mustFail.add("rendezvous send " + i);
@@ -387,7 +389,7 @@ class PeerFailureTest {
             MemorySegment streamIn = arena.allocate(4096);
             mustFail.add("stream receive");
             ops.add(new Outcome("stream receive", ep.receiveStream(streamIn, 0, streamIn.byteSize(), true), null));
-            MemorySegment putSource = TestSupport.pattern(arena, 256 * 1024, 3);
+            MemorySegment putSource = BytePattern.allocate(arena, 256 * 1024, 3);
             ops.add(new Outcome("put", ep.put(putSource, 0, putSource.byteSize(), key.base(), key), null));
             mustFail.add("flush");
             ops.add(new Outcome("flush", ep.flush(), null));
@@ -461,9 +463,7 @@ class PeerFailureTest {
         CRC32C crc = new CRC32C();
         byte[] chunk = new byte[1 << 16];
         for (long at = 0; at < size; at += chunk.length) {
-            for (int i = 0; i < chunk.length; i++) {
-                chunk[i] = PeerMain.pattern(at + i, PeerMain.SEED);
-            }
+            BytePattern.fill(MemorySegment.ofArray(chunk), PeerMain.SEED, at);
             crc.update(chunk, 0, (int) Math.min(chunk.length, size - at));
         }
         return crc.getValue();
@@ -477,24 +477,24 @@ class PeerFailureTest {
     @Test
     void shouldFailARendezvousReceiveWhoseSenderDiesMidTransfer() throws Exception {
         try (Arena arena = Arena.ofConfined();
-             PeerProcess sender = PeerProcess.start("rndv-send", TCP, Long.toString(RNDV_SIZE));
+             ChildProcess sender = PeerProcess.start("rndv-send", TCP, Long.toString(RNDV_SIZE));
              UcpContext context = context(TCP);
              UcpWorker worker = context.newWorker()) {
             Watched v = connect(worker, sender, TCP);
             MemorySegment data = arena.allocate(RNDV_SIZE, 4096);
             long watch = RNDV_SIZE / 8;
             long last = RNDV_SIZE - 1;
-            data.set(JAVA_BYTE, watch, (byte) ~PeerMain.pattern(watch, PeerMain.SEED));
-            data.set(JAVA_BYTE, last, (byte) ~PeerMain.pattern(last, PeerMain.SEED));
+            data.set(JAVA_BYTE, watch, (byte) ~BytePattern.at(PeerMain.SEED, watch));
+            data.set(JAVA_BYTE, last, (byte) ~BytePattern.at(PeerMain.SEED, last));
             long receive = worker.receiveTag(data, 0, RNDV_SIZE, PeerMain.DATA, -1L);
             MemorySegment go = arena.allocate(8);
             worker.await(v.ep.sendTag(go, 0, 8, PeerMain.GO), BOUND, UcpWorker.Idle.SPIN);
             long started = System.nanoTime();
-            worker.awaitCondition(() -> data.get(JAVA_BYTE, watch) == PeerMain.pattern(watch, PeerMain.SEED),
+            worker.awaitCondition(() -> data.get(JAVA_BYTE, watch) == BytePattern.at(PeerMain.SEED, watch),
                     Duration.ofSeconds(30), UcpWorker.Idle.SPIN);
             sender.kill();
             long killedAt = System.nanoTime();
-            boolean lastLanded = data.get(JAVA_BYTE, last) == PeerMain.pattern(last, PeerMain.SEED);
+            boolean lastLanded = data.get(JAVA_BYTE, last) == BytePattern.at(PeerMain.SEED, last);
             assertFalse(lastLanded, "killed mid-transfer: the last byte had not arrived");
             RuntimeException failure = null;
             try {
@@ -531,12 +531,12 @@ class PeerFailureTest {
     @Test
     void shouldFailARendezvousSendWhoseReceiverDiesMidTransfer() throws Exception {
         try (Arena arena = Arena.ofConfined();
-             PeerProcess receiver = PeerProcess.start("rndv-recv", TCP, Long.toString(RNDV_SIZE));
+             ChildProcess receiver = PeerProcess.start("rndv-recv", TCP, Long.toString(RNDV_SIZE));
              UcpContext context = context(TCP);
              UcpWorker worker = context.newWorker()) {
             Watched v = connect(worker, receiver, TCP);
             MemorySegment data = arena.allocate(RNDV_SIZE, 4096);
-            PeerMain.fill(data, 0, RNDV_SIZE, PeerMain.SEED);
+            BytePattern.fill(data.asSlice(0, RNDV_SIZE), PeerMain.SEED);
             MemorySegment go = arena.allocate(8);
             long goReply = worker.receiveTag(go, 0, 8, PeerMain.GO | PeerMain.REPLY, -1L);
             worker.await(v.ep.sendTag(go, 0, 8, PeerMain.GO), BOUND, UcpWorker.Idle.SPIN);
@@ -551,8 +551,8 @@ class PeerFailureTest {
             log("rendezvous receiver killed itself mid-transfer: send failed %d ms after it started with %s, "
                     + "handler %s", millisSince(started), failure.status(), v.error == null ? "not run"
                     : v.error.status());
-            assertEquals(128 + PeerProcess.SIGKILL, receiver.waitFor(10), "the receiver died of its SIGKILL");
-            assertFalse(receiver.transcript().contains("RECEIVED"), receiver.transcript());
+            assertEquals(128 + ChildProcess.SIGKILL, receiver.waitFor(10), "the receiver died of its SIGKILL");
+            assertFalse(receiver.output().contains("RECEIVED"), receiver.output());
             awaitReport(worker, v, started);
             assertEquals(1, v.reports.get());
             assertEquals(0, worker.inFlightCount());
@@ -572,7 +572,7 @@ class PeerFailureTest {
     @ValueSource(strings = {TCP, SHM})
     void shouldTimeOutOnAStoppedPeerAndLoseNothingOnceItResumes(String tls) throws Exception {
         try (Arena arena = Arena.ofConfined();
-             PeerProcess peer = PeerProcess.start("tag-echo", tls);
+             ChildProcess peer = PeerProcess.start("tag-echo", tls);
              UcpContext context = context(tls);
              UcpWorker worker = context.newWorker()) {
             Watched v = connect(worker, peer, tls);
@@ -586,7 +586,7 @@ class PeerFailureTest {
                 List<Long> sends = new ArrayList<>();
                 for (int i = 0; i < sizes.length; i++) {
                     long tag = 10 + i;
-                    MemorySegment out = TestSupport.pattern(arena, sizes[i], i);
+                    MemorySegment out = BytePattern.allocate(arena, sizes[i], i);
                     MemorySegment in = arena.allocate(sizes[i]);
                     exchanges.put(tag, new MemorySegment[] {out, in});
                     receives.add(worker.receiveTag(in, 0, sizes[i], tag | PeerMain.REPLY, -1L));

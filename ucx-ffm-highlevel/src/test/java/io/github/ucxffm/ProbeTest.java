@@ -1,5 +1,6 @@
 package io.github.ucxffm;
 
+import io.github.ucxffm.testsupport.BytePattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -8,7 +9,6 @@ import java.util.concurrent.TimeUnit;
 
 import static io.github.ucxffm.TestSupport.assertBytes;
 import static io.github.ucxffm.TestSupport.awaitBoth;
-import static io.github.ucxffm.TestSupport.pattern;
 import static io.github.ucxffm.TestSupport.progressFor;
 import static io.github.ucxffm.TestSupport.progressUntil;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
@@ -28,7 +28,7 @@ class ProbeTest extends TwoWorkerTest {
 
     /** Sends and progresses until the message is at b, unexpected; returns what was sent. */
     private MemorySegment arrive(long size, long tag, int seed) {
-        MemorySegment src = pattern(arena, size, seed);
+        MemorySegment src = BytePattern.allocate(arena, size, seed);
         long send = ab.sendTag(src, 0, size, tag);
         progressUntil(() -> b.probeTag(tag, -1L, false) != 0, 10_000, a, b);
         // eager messages complete once handed over; a rendezvous send waits for the receive
@@ -59,7 +59,7 @@ class ProbeTest extends TwoWorkerTest {
     void shouldReceiveAProbedAndRemovedMessageExactly() {
         for (long size : new long[] {0, 1, 100, 8192, 1 << 20}) {
             long tag = 0x7000 + size;
-            MemorySegment src = pattern(arena, size, (int) size);
+            MemorySegment src = BytePattern.allocate(arena, size, (int) size);
             long send = ab.sendTag(src, 0, size, tag);
             long[] message = new long[1];
             progressUntil(() -> (message[0] = b.probeTag(tag, -1L, true)) != 0, 10_000, a, b);
@@ -148,7 +148,7 @@ class ProbeTest extends TwoWorkerTest {
 
     @Test
     void shouldCompleteASyncSendOnlyAfterTheReceiveIsPosted() {
-        MemorySegment src = pattern(arena, 64, 4);
+        MemorySegment src = BytePattern.allocate(arena, 64, 4);
         long send = ab.sendTagSync(src, 0, 64, 5);
         // the sender alone cannot finish it
         progressFor(300, a);
@@ -165,7 +165,7 @@ class ProbeTest extends TwoWorkerTest {
 
     @Test
     void shouldNotCompleteASyncSendWhileTheReceiverHoldsItProbed() {
-        MemorySegment src = pattern(arena, 32, 6);
+        MemorySegment src = BytePattern.allocate(arena, 32, 6);
         long send = ab.sendTagSync(src, 0, 32, 6);
         long[] message = new long[1];
         progressUntil(() -> (message[0] = b.probeTag(6, -1L, true)) != 0, 10_000, a, b);

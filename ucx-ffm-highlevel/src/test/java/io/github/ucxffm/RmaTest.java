@@ -1,5 +1,6 @@
 package io.github.ucxffm;
 
+import io.github.ucxffm.testsupport.BytePattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
@@ -71,18 +72,6 @@ class RmaTest {
                 : peers.context.allocate(size);
     }
 
-    private static void fill(MemorySegment s, long seed) {
-        Random r = new Random(seed);
-        long n = s.byteSize();
-        long i = 0;
-        for (; i + 8 <= n; i += 8) {
-            s.set(JAVA_LONG.withByteAlignment(1), i, r.nextLong());
-        }
-        for (; i < n; i++) {
-            s.set(JAVA_BYTE, i, (byte) r.nextInt());
-        }
-    }
-
     private static void assertSameBytes(MemorySegment expected, MemorySegment actual, String what) {
         assertEquals(expected.byteSize(), actual.byteSize(), what + ": size");
         long at = expected.mismatch(actual);
@@ -99,7 +88,7 @@ class RmaTest {
     void shouldPutThenGetAtEveryOffsetAndSizeByteForByte(RmaPeers.Mode mode) {
         open(mode);
         MemorySegment baseline = arena.allocate(REGION);
-        fill(baseline, 42);
+        BytePattern.fill(baseline, 42);
         MemorySegment expectedRemote = arena.allocate(REGION);
         UcpMemory localSrc = peers.context.allocate(4L * MIB + 16);
         UcpMemory localDst = peers.context.allocate(4L * MIB + 16);
@@ -116,7 +105,7 @@ class RmaTest {
                                 + " local, " + size + " bytes at +" + offset;
                         remote.copyFrom(baseline);
                         MemorySegment src = registeredLocal ? localSrc.segment() : arena.allocate(size + 16L);
-                        fill(src, size * 31L + offset);
+                        BytePattern.fill(src, size * 31L + offset);
                         long srcOffset = 5;
                         if (registeredLocal) {
                             peers.await(peers.ab.put(localSrc, srcOffset, size, base + offset, key));
@@ -164,9 +153,9 @@ class RmaTest {
         remote.fill((byte) 0);
         long base = target.address();
         MemorySegment src = arena.allocate(size);
-        fill(src, 7);
+        BytePattern.fill(src, 7);
         UcpMemory local = peers.context.register(arena.allocate(size, 64));
-        fill(local.segment(), 8);
+        BytePattern.fill(local.segment(), 8);
 
         AtomicInteger calls = new AtomicInteger();
         AtomicLong statuses = new AtomicLong();
@@ -222,12 +211,12 @@ class RmaTest {
         UcpMemory target = remote(Region.REGISTERED, size);
         UcpRemoteKey key = peers.ab.unpackRemoteKey(target.packRemoteKey());
         MemorySegment remote = target.segment();
-        fill(remote, 1);
+        BytePattern.fill(remote, 1);
         MemorySegment before = arena.allocate(size);
         before.copyFrom(remote);
         long base = target.address();
         MemorySegment buf = arena.allocate(2L * size);
-        fill(buf, 2);
+        BytePattern.fill(buf, 2);
         MemorySegment bufBefore = arena.allocate(2L * size);
         bufBefore.copyFrom(buf);
         UcpMemory local = peers.context.allocate(2L * size);
@@ -324,7 +313,7 @@ class RmaTest {
         assertEquals(target.address(), key.base());
         assertEquals(4096, key.length());
         MemorySegment src = arena.allocate(64);
-        fill(src, 5);
+        BytePattern.fill(src, 5);
         peers.await(ep.put(src, 0, 64, target.address() + 64, key));
         peers.flush();
         assertSameBytes(src, target.segment().asSlice(64, 64), "put with the genuine key");
@@ -422,7 +411,7 @@ class RmaTest {
         remote.set(JAVA_LONG, 4096 + 248, 0x0BAD_CAFE_F00D_BEEFL);
         assertEquals(0x0BAD_CAFE_F00D_BEEFL, window.get(JAVA_LONG, 248), "load through the window");
         MemorySegment src = arena.allocate(32);
-        fill(src, 3);
+        BytePattern.fill(src, 3);
         peers.await(peers.ab.put(src, 0, 32, base + 4096 + 64, key));
         peers.flush();
         assertSameBytes(src, window.asSlice(64, 32), "a put seen through the window");
@@ -456,7 +445,7 @@ class RmaTest {
         UcpMemory target = remote(Region.ALLOCATED, size);
         UcpRemoteKey key = peers.ab.unpackRemoteKey(target.packRemoteKey());
         UcpMemory local = peers.context.allocate(size);
-        fill(local.segment(), 77);
+        BytePattern.fill(local.segment(), 77);
 
         long token = peers.ab.put(local, 0, size, target.address(), key);
         assertNotEquals(UcpWorker.COMPLETED, token, "a 4 MiB put over tcp is expected to stay in flight");

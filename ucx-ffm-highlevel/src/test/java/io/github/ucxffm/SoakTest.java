@@ -6,7 +6,7 @@ import io.github.ucxffm.peer.IntegrityHub;
 import io.github.ucxffm.peer.IntegrityPeer;
 import io.github.ucxffm.peer.IntegrityReceiver;
 import io.github.ucxffm.peer.IntegritySender;
-import io.github.ucxffm.peer.PeerProcess;
+import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -62,7 +62,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  *   {@value #FD_TOLERANCE};</li>
  *   <li>UCX logged nothing about unreleased resources ({@link #RESOURCE_WARNINGS}), in this process (a
  *   {@link UcxLogCapture} handler inside UCX's logger) nor in any peer's output (UCX prints there, and
- *   {@link PeerProcess} keeps the transcript); any other UCX warning or error must be one of the few
+ *   {@link ChildProcess} keeps the transcript); any other UCX warning or error must be one of the few
  *   {@link #EXPLAINED} ones, each for a stated reason. The one exception, counted rather than failed: when the
  *   shared-memory worker closes, UCX reports the requests still in flight to SIGKILLed shared-memory peers, which it
  *   can neither complete nor cancel without peer error handling;</li>
@@ -188,7 +188,7 @@ class SoakTest {
         final long startedAt = System.nanoTime();
         final long killAt;
         final Path regions;
-        final PeerProcess process;
+        final ChildProcess process;
         Phase phase = Phase.RUNNING;
         long phaseSince;
         /** What each hub sender of this peer had seen acknowledged just before the kill, by channel. */
@@ -230,7 +230,8 @@ class SoakTest {
             if (fatal) {
                 fatalClients.add(clientId);
             }
-            this.process = PeerProcess.launch(env, List.of(), IntegrityPeer.class, args);
+            this.process = ChildProcess.java(IntegrityPeer.class).name("soak client " + clientId).env(env).args(args)
+                    .echo(false).start();
             all.add(process);
         }
 
@@ -264,7 +265,7 @@ class SoakTest {
     private IntegrityHub shmHub;
     /** Client ids of the peers that will be killed. */
     private final java.util.Set<Long> fatalClients = new java.util.HashSet<>();
-    private final List<PeerProcess> all = new ArrayList<>();
+    private final List<ChildProcess> all = new ArrayList<>();
     private final List<String> problems = new ArrayList<>();
     private final Figures f = new Figures();
 
@@ -309,7 +310,7 @@ class SoakTest {
                 try {
                     soak(dir);
                 } finally {
-                    for (PeerProcess p : all) {
+                    for (ChildProcess p : all) {
                         p.close();
                     }
                     tcpHub.close();
@@ -341,7 +342,7 @@ class SoakTest {
                 }
             }
         } finally {
-            for (PeerProcess p : all) {
+            for (ChildProcess p : all) {
                 p.close();
             }
             deleteTree(dir);
@@ -446,7 +447,7 @@ class SoakTest {
                 for (Run r : slots) {
                     if (r != null) {
                         problems.add(r + " still running 180 s after the soak time; phase " + r.phase + "; output:\n"
-                                + tail(r.process.transcript()));
+                                + tail(r.process.output()));
                         r.process.kill();
                     }
                 }
@@ -478,7 +479,7 @@ class SoakTest {
                     r.phase = Phase.EXITED;
                     r.phaseSince = now;
                 } else if (age > TimeUnit.MILLISECONDS.toNanos(r.lifeMillis + 90_000)) {
-                    problems.add(r + " did not end 90 s after its time; output:\n" + tail(r.process.transcript()));
+                    problems.add(r + " did not end 90 s after its time; output:\n" + tail(r.process.output()));
                     r.kill();
                     r.phase = Phase.KILLED;
                     r.phaseSince = now;
@@ -494,7 +495,7 @@ class SoakTest {
                     if (exit == 0) {
                         return endCleanly(r); // it had ended by itself before the kill came
                     }
-                    if (exit != 128 + PeerProcess.SIGKILL) {
+                    if (exit != 128 + ChildProcess.SIGKILL) {
                         problems.add(r + " died of something else than the kill, exit " + exit + crashReport(r));
                     }
                     return endKilled(r);
@@ -535,8 +536,8 @@ class SoakTest {
     }
 
     /** The peer's report lines, its output read to the end (the peer has exited or been killed). */
-    private static Integrity.Lines settled(PeerProcess p) throws InterruptedException {
-        return Integrity.Lines.parse(p.transcriptToEnd(10));
+    private static Integrity.Lines settled(ChildProcess p) throws InterruptedException {
+        return Integrity.Lines.parse(p.outputToEnd(10));
     }
 
     private void peerLog(Run r, Integrity.Lines lines, boolean cleanEnd) {
@@ -564,7 +565,7 @@ class SoakTest {
         f.graceful++;
         count(r);
         if (exit != 0) {
-            problems.add(r + " exited with " + exit + crashReport(r) + "\n" + tail(r.process.transcript()));
+            problems.add(r + " exited with " + exit + crashReport(r) + "\n" + tail(r.process.output()));
         }
         List<IntegrityHub.Connection> conns = r.connections();
         if (conns.size() != ENDPOINTS) {

@@ -1,5 +1,6 @@
 package io.github.ucxffm;
 
+import io.github.ucxffm.testsupport.BytePattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -9,7 +10,6 @@ import java.util.concurrent.TimeUnit;
 
 import static io.github.ucxffm.TestSupport.assertBytes;
 import static io.github.ucxffm.TestSupport.awaitBoth;
-import static io.github.ucxffm.TestSupport.pattern;
 import static io.github.ucxffm.TestSupport.progressFor;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
@@ -56,7 +56,7 @@ class StreamTest extends TwoWorkerTest {
 
     @Test
     void shouldCompleteAReceiveWithoutWaitAllWithWhateverArrived() {
-        MemorySegment src = pattern(arena, 100, 1);
+        MemorySegment src = BytePattern.allocate(arena, 100, 1);
         MemorySegment dst = arena.allocate(1000);
         long recv = ba.receiveStream(dst, 0, 1000, false);
         long send = ab.sendStream(src, 0, 100);
@@ -72,8 +72,8 @@ class StreamTest extends TwoWorkerTest {
 
     @Test
     void shouldCompleteAWaitAllReceiveOnlyWhenFull() {
-        MemorySegment first = pattern(arena, 100, 2);
-        MemorySegment second = pattern(arena, 200, 3);
+        MemorySegment first = BytePattern.allocate(arena, 100, 2);
+        MemorySegment second = BytePattern.allocate(arena, 200, 3);
         MemorySegment dst = arena.allocate(300);
         long recv = ba.receiveStream(dst, 0, 300, true);
         long send1 = ab.sendStream(first, 0, 100);
@@ -102,7 +102,7 @@ class StreamTest extends TwoWorkerTest {
         long[] tokens = new long[count];
         long total = 0;
         for (int i = 0; i < count; i++) {
-            parts[i] = pattern(arena, 1 + i * 997L, i);
+            parts[i] = BytePattern.allocate(arena, 1 + i * 997L, i);
             total += parts[i].byteSize();
         }
         for (int i = 0; i < count; i++) {
@@ -131,7 +131,7 @@ class StreamTest extends TwoWorkerTest {
     @Test
     void shouldMoveFourMebibytesWithWaitAll() {
         int n = 4 << 20;
-        MemorySegment src = pattern(arena, n, 5);
+        MemorySegment src = BytePattern.allocate(arena, n, 5);
         MemorySegment dst = arena.allocate(n);
         long recv = ba.receiveStream(dst, 0, n, true);
         long send = ab.sendStream(src, 0, n);
@@ -143,7 +143,7 @@ class StreamTest extends TwoWorkerTest {
     @Test
     void shouldMoveFourMebibytesInPiecesWithoutWaitAll() {
         int n = 4 << 20;
-        MemorySegment src = pattern(arena, n, 6);
+        MemorySegment src = BytePattern.allocate(arena, n, 6);
         long send = ab.sendStream(src, 0, n);
         byte[] got = receiveAllPiecewise(n, 256 * 1024, send);
         assertArrayEquals(src.toArray(JAVA_BYTE), got);
@@ -151,8 +151,8 @@ class StreamTest extends TwoWorkerTest {
 
     @Test
     void shouldStreamInBothDirectionsAtOnce() {
-        MemorySegment toB = pattern(arena, 70_000, 7);
-        MemorySegment toA = pattern(arena, 50_000, 8);
+        MemorySegment toB = BytePattern.allocate(arena, 70_000, 7);
+        MemorySegment toA = BytePattern.allocate(arena, 50_000, 8);
         MemorySegment atB = arena.allocate(70_000);
         MemorySegment atA = arena.allocate(50_000);
         long rb = ba.receiveStream(atB, 0, 70_000, true);

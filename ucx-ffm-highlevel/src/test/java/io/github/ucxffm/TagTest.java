@@ -1,5 +1,6 @@
 package io.github.ucxffm;
 
+import io.github.ucxffm.testsupport.BytePattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -23,11 +24,7 @@ class TagTest extends TwoWorkerTest {
     }
 
     private MemorySegment bytes(int n, int seed) {
-        MemorySegment s = arena.allocate(n);
-        for (int i = 0; i < n; i++) {
-            s.set(JAVA_BYTE, i, (byte) (i * 31 + seed));
-        }
-        return s;
+        return BytePattern.allocate(arena, n, seed);
     }
 
     private void awaitBoth(long send, long recv) {

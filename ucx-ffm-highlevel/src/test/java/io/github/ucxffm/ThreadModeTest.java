@@ -1,5 +1,6 @@
 package io.github.ucxffm;
 
+import io.github.ucxffm.testsupport.BytePattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -23,7 +24,6 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import static io.github.ucxffm.TestSupport.assertBytes;
-import static io.github.ucxffm.TestSupport.pattern;
 import static io.github.ucxffm.TestSupport.progressFor;
 import static io.github.ucxffm.TestSupport.progressUntil;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
@@ -78,7 +78,7 @@ class ThreadModeTest {
         UcpWorker b = context.newWorker();
         UcpEndpoint ab = a.connect(b.address());
         UcpEndpoint ba = b.connect(a.address());
-        MemorySegment buf = pattern(arena, 64, 1);
+        MemorySegment buf = BytePattern.allocate(arena, 64, 1);
         int live = UcxHandle.liveHandles();
         Map<String, Executable> calls = new LinkedHashMap<>();
         calls.put("progress", a::progress);
@@ -134,7 +134,7 @@ class ThreadModeTest {
         UcpWorker s = context.newWorker(UcsThreadMode.SERIALIZED);
         UcpWorker p = context.newWorker();
         byte[] peer = p.address();
-        MemorySegment src = pattern(arena, 300_000, 2);
+        MemorySegment src = BytePattern.allocate(arena, 300_000, 2);
         MemorySegment dst = arena.allocate(300_000);
         long recv = p.receiveTag(dst, 0, 300_000, 0x5E, -1L);
         // another thread connects and starts a gathered send (its IOV array is allocated there) ...
@@ -167,8 +167,8 @@ class ThreadModeTest {
         List<MemorySegment> down = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             long size = i % 20 == 0 ? 100_000 : 1 + i * 37L; // a few rendezvous transfers among eager ones
-            up.add(pattern(arena, size, i));
-            down.add(pattern(arena, size, 1000 + i));
+            up.add(BytePattern.allocate(arena, size, i));
+            down.add(BytePattern.allocate(arena, size, 1000 + i));
         }
         CyclicBarrier start = new CyclicBarrier(2);
         Future<?> sender = other.submit(() -> {

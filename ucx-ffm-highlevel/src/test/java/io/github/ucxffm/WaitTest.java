@@ -1,5 +1,6 @@
 package io.github.ucxffm;
 
+import io.github.ucxffm.testsupport.BytePattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -16,7 +17,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import static io.github.ucxffm.TestSupport.assertBytes;
-import static io.github.ucxffm.TestSupport.pattern;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -100,7 +100,7 @@ class WaitTest {
 
     @Test
     void shouldWakeABlockedAwaitWhenAMessageArrivesFromAnotherThread() {
-        MemorySegment src = pattern(arena, 200, 1);
+        MemorySegment src = BytePattern.allocate(arena, 200, 1);
         MemorySegment dst = arena.allocate(200);
         long recv = b.receiveTag(dst, 0, 200, TAG, -1L);
         long start = System.nanoTime();
@@ -139,7 +139,7 @@ class WaitTest {
         double spinShare = (double) (threadCpuNanos() - cpu0) / (System.nanoTime() - wall0);
         assertTrue(spinShare > 0.3, "spinning used only " + spinShare + " of a core: CPU time is not measured");
 
-        MemorySegment src = pattern(arena, 64, 2);
+        MemorySegment src = BytePattern.allocate(arena, 64, 2);
         MemorySegment dst = arena.allocate(64);
         long recv = b.receiveTag(dst, 0, 64, TAG, -1L);
         try (Sender sender = new Sender(b.address(), 1000, src)) {
@@ -193,7 +193,7 @@ class WaitTest {
         // a message that arrived and was not progressed is work too
         UcpWorker a = context.newWorker();
         UcpEndpoint ab = a.connect(b.address());
-        MemorySegment src = pattern(arena, 32, 3);
+        MemorySegment src = BytePattern.allocate(arena, 32, 3);
         MemorySegment dst = arena.allocate(32);
         long recv = b.receiveTag(dst, 0, 32, TAG, -1L);
         long send = ab.sendTag(src, 0, 32, TAG);

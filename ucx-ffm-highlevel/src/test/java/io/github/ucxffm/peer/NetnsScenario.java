@@ -8,6 +8,7 @@ import io.github.ucxffm.UcpWorker;
 import io.github.ucxffm.UcxCanceledException;
 import io.github.ucxffm.UcxException;
 
+import io.github.ucxffm.testsupport.BytePattern;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -323,14 +324,14 @@ public final class NetnsScenario {
         long exchange(int seed, int... sizes) {
             long verified = 0;
             for (int size : sizes) {
-                MemorySegment up = pattern(arena, size, seed);
+                MemorySegment up = BytePattern.allocate(arena, size, seed);
                 MemorySegment atServer = arena.allocate(Math.max(1, size));
                 long recv = server.receiveTag(atServer, 0, size, 0xC1, -1L);
                 long send = c.ep.sendTag(up, 0, size, 0xC1);
                 awaitBoth(client, send, server, recv);
                 check(server.receivedLength() == size, "length at server " + server.receivedLength() + " != " + size);
                 check(up.asSlice(0, size).mismatch(atServer.asSlice(0, size)) == -1, "bytes at server, size " + size);
-                MemorySegment down = pattern(arena, size, seed + 1);
+                MemorySegment down = BytePattern.allocate(arena, size, seed + 1);
                 MemorySegment atClient = arena.allocate(Math.max(1, size));
                 long recv2 = client.receiveTag(atClient, 0, size, 0x5E, -1L);
                 long send2 = s.ep.sendTag(down, 0, size, 0x5E);
@@ -371,7 +372,7 @@ public final class NetnsScenario {
          */
         List<Op> provoke() {
             List<Op> ops = new ArrayList<>();
-            MemorySegment b = pattern(arena, 64, 5);
+            MemorySegment b = BytePattern.allocate(arena, 64, 5);
             Op clientOp = null;
             Op serverOp = null;
             if (c.reports == 0) {
@@ -479,14 +480,6 @@ public final class NetnsScenario {
         if (!condition) {
             throw new IllegalStateException("check failed: " + what);
         }
-    }
-
-    static MemorySegment pattern(Arena arena, long size, int seed) {
-        MemorySegment s = arena.allocate(Math.max(1, size)).asSlice(0, size);
-        for (long i = 0; i < size; i++) {
-            s.set(JAVA_BYTE, i, (byte) (i * 31 + seed * 7 + (i >>> 9)));
-        }
-        return s;
     }
 
     // ---- (a) cut while idle ---------------------------------------------------------------------------------------
@@ -603,12 +596,12 @@ public final class NetnsScenario {
         List<MemorySegment> sources = new ArrayList<>();
         List<Op> ops = new ArrayList<>();
         for (int i = 0; i < eager; i++) {
-            MemorySegment src = pattern(arena, eagerSize, i);
+            MemorySegment src = BytePattern.allocate(arena, eagerSize, i);
             sources.add(src);
             ops.add(new Op("eager", pair.c.ep.sendTag(src, 0, eagerSize, TAG_C2S + i), null, false));
         }
         for (int i = 0; i < rndv; i++) {
-            MemorySegment src = pattern(arena, rndvSize, eager + i);
+            MemorySegment src = BytePattern.allocate(arena, rndvSize, eager + i);
             sources.add(src);
             ops.add(new Op("rndv", UcpWorker.COMPLETED, pair.c.ep.sendTagAsync(src, 0, rndvSize, TAG_C2S + eager + i),
                     false));
@@ -645,7 +638,7 @@ public final class NetnsScenario {
         int pendingAtCut = (int) ops.stream().filter(o -> !o.done).count();
         int receivedAtCut = received[0];
         // started after the cut: these need an answer from the server, which can no longer come
-        MemorySegment late = pattern(arena, rndvSize, 99);
+        MemorySegment late = BytePattern.allocate(arena, rndvSize, 99);
         ops.add(new Op("late-sync", pair.c.ep.sendTagSync(sources.getFirst(), 0, 64, TAG_C2S + 0xF0000), null,
                 true));
         ops.add(new Op("late-rndv", UcpWorker.COMPLETED, pair.c.ep.sendTagAsync(late, 0, rndvSize,
@@ -731,8 +724,8 @@ public final class NetnsScenario {
         long bytes = pair.exchange(1, 1024, 65536);
         fact("connected", "bytesVerified", bytes);
         // operations that wait on the server: it posts no receive for them
-        MemorySegment small = pattern(pair.arena, 64, 3);
-        MemorySegment big = pattern(pair.arena, 4 << 20, 4);
+        MemorySegment small = BytePattern.allocate(pair.arena, 64, 3);
+        MemorySegment big = BytePattern.allocate(pair.arena, 4 << 20, 4);
         List<Op> ops = new ArrayList<>();
         ops.add(new Op("sync", pair.c.ep.sendTagSync(small, 0, 64, TAG_C2S + 1), null, true));
         ops.add(new Op("rndv", UcpWorker.COMPLETED, pair.c.ep.sendTagAsync(big, 0, big.byteSize(), TAG_C2S + 2),

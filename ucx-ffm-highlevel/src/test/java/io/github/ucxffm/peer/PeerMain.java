@@ -10,6 +10,8 @@ import io.github.ucxffm.UcpMemory;
 import io.github.ucxffm.UcpWorker;
 import io.github.ucxffm.UcxException;
 
+import io.github.ucxffm.testsupport.BytePattern;
+import io.github.ucxffm.testsupport.ChildProcess;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
@@ -34,7 +36,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  *   {@code UcpAmSendFlags.REPLY}) on its {@code replyEndpoint()} with the same header and data under id
  *   {@link #AM_REPLY}; rendezvous data is kept and received into a buffer first. Prints {@code AM length rndv|eager}
  *   per message. Ends on a tag message {@link #BYE}, or when the client's endpoint fails (tcp).</li>
- *   <li>{@code rma TLS MODE}: a region filled with {@link #pattern(long, int) pattern}({@code i}, {@link #SEED}), of
+ *   <li>{@code rma TLS MODE}: a region filled with the {@link BytePattern} of {@link #SEED}, of
  *   {@link #RMA_REGION} bytes registered from the JVM's native memory ({@code MODE register}) or allocated by UCX
  *   ({@code MODE allocate}); or of {@link #ATOMIC_REGION} bytes allocated by UCX ({@code MODE atomics}) or
  *   registered ({@code MODE atomics-register}), with a 64-bit counter {@link #INIT64} at {@link #COUNTER64} and a
@@ -50,7 +52,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  *   answers one tag message {@link #GO} with tag {@code GO | REPLY}, prints {@code STALLED} and then sleeps without
  *   ever progressing again: the client's operations stay pending until it kills this process.</li>
  *   <li>{@code rndv-send TLS SIZE}: on a tag message {@link #GO}, prints {@code SENDING} and sends {@code SIZE} bytes
- *   of {@link #pattern(long, int) pattern}({@code i}, {@link #SEED}) as tag {@link #DATA}.</li>
+ *   of the {@link BytePattern} of {@link #SEED} as tag {@link #DATA}.</li>
  *   <li>{@code rndv-recv TLS SIZE}: posts a receive of {@code SIZE} bytes for tag {@link #DATA}, answers a tag
  *   message {@link #GO} with {@code GO | REPLY}, and SIGKILLs itself as soon as the byte at {@code SIZE / 8} has
  *   arrived: it dies in the middle of the transfer, at a precise point.</li>
@@ -207,31 +209,6 @@ public final class PeerMain {
         }
     }
 
-    /**
-     * The byte at offset {@code i} of a region filled with the pattern of {@code seed}.
-     *
-     * @param i    offset in the region
-     * @param seed the pattern's seed
-     * @return the byte
-     */
-    public static byte pattern(long i, int seed) {
-        return (byte) (i * 31 + seed + (i >>> 11) * 7);
-    }
-
-    /**
-     * Fills {@code [offset, offset + length)} of {@code region} with the pattern of {@code seed}.
-     *
-     * @param region the segment to fill
-     * @param offset first byte
-     * @param length bytes to fill
-     * @param seed   the pattern's seed
-     */
-    public static void fill(MemorySegment region, long offset, long length, int seed) {
-        for (long i = offset; i < offset + length; i++) {
-            region.set(JAVA_BYTE, i, pattern(i, seed));
-        }
-    }
-
     private static void await(UcpWorker worker, UcpEndpoint ep, long request, long deadline) {
         while (!worker.poll(request)) {
             worker.progress();
@@ -339,7 +316,7 @@ public final class PeerMain {
             default -> throw new IllegalArgumentException("unknown rma mode " + mode);
         };
         MemorySegment region = memory.segment();
-        fill(region, 0, size, SEED);
+        BytePattern.fill(region.asSlice(0, size), SEED);
         if (atomics) {
             region.set(JAVA_LONG, COUNTER64, INIT64);
             region.set(JAVA_INT, COUNTER32, INIT32);
@@ -364,7 +341,7 @@ public final class PeerMain {
             } else if (tag == FILL) {
                 long offset = command.get(JAVA_LONG, 0);
                 long length = command.get(JAVA_LONG, 8);
-                fill(region, offset, length, (int) command.get(JAVA_LONG, 16));
+                BytePattern.fill(region.asSlice(offset, length), command.get(JAVA_LONG, 16), offset);
                 answer.set(JAVA_LONG, 0, 0);
             } else {
                 throw new IllegalStateException("unknown request tag 0x" + Long.toHexString(tag));
@@ -394,7 +371,7 @@ public final class PeerMain {
     private static void stall(UcpContext context, UcpWorker worker, UcpEndpoint ep, Arena arena, long deadline)
             throws InterruptedException {
         UcpMemory memory = context.register(arena.allocate(STALL_REGION, 4096));
-        fill(memory.segment(), 0, STALL_REGION, SEED);
+        BytePattern.fill(memory.segment().asSlice(0, STALL_REGION), SEED);
         byte[] key = memory.packRemoteKey();
         MemorySegment keyBuffer = arena.allocate(key.length);
         keyBuffer.copyFrom(MemorySegment.ofArray(key));
@@ -409,7 +386,7 @@ public final class PeerMain {
 
     private static void rndvSend(UcpWorker worker, UcpEndpoint ep, Arena arena, long size, long deadline) {
         MemorySegment data = arena.allocate(size, 4096);
-        fill(data, 0, size, SEED);
+        BytePattern.fill(data.asSlice(0, size), SEED);
         MemorySegment go = arena.allocate(64, 8);
         await(worker, ep, worker.receiveTag(go, 0, go.byteSize(), GO, -1L), deadline);
         System.out.println("SENDING " + size);
@@ -420,7 +397,7 @@ public final class PeerMain {
     private static void rndvReceive(UcpWorker worker, UcpEndpoint ep, Arena arena, long size, long deadline) {
         MemorySegment data = arena.allocate(size, 4096);
         long watch = size / 8;
-        byte expected = pattern(watch, SEED);
+        byte expected = BytePattern.at(SEED, watch);
         data.set(JAVA_BYTE, watch, (byte) ~expected);
         long receive = worker.receiveTag(data, 0, size, DATA, -1L);
         go(worker, ep, arena, deadline);
@@ -429,7 +406,7 @@ public final class PeerMain {
             worker.progress();
             if (data.get(JAVA_BYTE, watch) == expected) {
                 // dies here, mid-transfer, as a crash would: no close, no goodbye
-                PeerProcess.signal(ProcessHandle.current().pid(), PeerProcess.SIGKILL);
+                ChildProcess.signal(ProcessHandle.current().pid(), ChildProcess.SIGKILL);
             }
             if (worker.poll(receive)) {
                 System.out.println("RECEIVED"); // only if the byte watched never changed: a test failure
