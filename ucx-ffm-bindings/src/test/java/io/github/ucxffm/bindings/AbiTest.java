@@ -1,5 +1,6 @@
 package io.github.ucxffm.bindings;
 
+import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -21,6 +22,7 @@ import java.lang.reflect.Modifier;
 import java.net.URISyntaxException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -344,14 +346,9 @@ class AbiTest {
     private record Result(int exit, String output) {
     }
 
-    private static Result run(List<String> command) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes());
-        if (!p.waitFor(60, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            throw new AssertionError("timed out: " + command);
-        }
-        return new Result(p.exitValue(), out);
+    private static Result run(List<String> command) throws IOException {
+        ChildProcess p = ChildProcess.command(command).echo(false).run(Duration.ofSeconds(60));
+        return new Result(p.exitCode(), p.output());
     }
 
     private static String cString(String s) {

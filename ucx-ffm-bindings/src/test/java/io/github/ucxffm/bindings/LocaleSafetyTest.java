@@ -1,5 +1,6 @@
 package io.github.ucxffm.bindings;
 
+import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -8,6 +9,7 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -24,10 +26,11 @@ class LocaleSafetyTest {
     @Test
     void shouldParseFractionalUcxValuesUnderACommaDecimalLocale(@TempDir Path locales) throws Exception {
         // A German locale compiled into a private folder: nothing on the machine changes.
-        Process localedef = new ProcessBuilder("localedef", "-c", "-i", "de_DE", "-f", "UTF-8",
-                locales.resolve("de_DE.UTF-8").toString()).redirectErrorStream(true).start();
-        String defOut = new String(localedef.getInputStream().readAllBytes());
-        boolean finished = localedef.waitFor(60, TimeUnit.SECONDS);
+        ChildProcess localedef = ChildProcess.command("localedef", "-c", "-i", "de_DE", "-f", "UTF-8",
+                locales.resolve("de_DE.UTF-8").toString()).start();
+        boolean finished = localedef.awaitExit(60);
+        String defOut = localedef.output();
+        localedef.close();
         Assumptions.assumeTrue(finished && Files.isDirectory(locales.resolve("de_DE.UTF-8")), () -> {
             String reason = "skipping: localedef cannot build de_DE.UTF-8 here (install the locales package): "
                     + defOut;
@@ -35,26 +38,19 @@ class LocaleSafetyTest {
             return reason;
         });
 
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         String classpath = String.join(File.pathSeparator,
                 Path.of(LocaleProbe.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString(),
                 Path.of(ucx_h.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString());
-        ProcessBuilder pb = new ProcessBuilder(List.of(java, "--enable-native-access=ALL-UNNAMED", "-cp", classpath,
-                LocaleProbe.class.getName())).redirectErrorStream(true);
-        pb.environment().put("LOCPATH", locales.toString());
-        pb.environment().put("LC_ALL", "de_DE.UTF-8");
-        Process p = pb.start();
-        try {
-            String out = new String(p.getInputStream().readAllBytes());
-            assertTrue(p.waitFor(60, TimeUnit.SECONDS));
-            assertEquals(0, p.exitValue(), out);
-            // The hazard is real in this process: before UCX loads, "2.5" reads as 2.
-            assertTrue(out.contains("strtod before loading UCX: 2.0"), out);
-            // After: UCX accepts the value, and C's numeric locale is "C".
-            assertTrue(out.contains("ucp_config_read 0, ucp_config_modify(KEEPALIVE_INTERVAL=2.5s) 0"), out);
-            assertTrue(out.contains("strtod after loading UCX: 2.5"), out);
-        } finally {
-            p.destroyForcibly();
-        }
+        ChildProcess p = ChildProcess.java(LocaleProbe.class).classPath(classpath)
+                .jvmFlags(List.of("--enable-native-access=ALL-UNNAMED"))
+                .env("LOCPATH", locales.toString()).env("LC_ALL", "de_DE.UTF-8")
+                .run(Duration.ofSeconds(60));
+        String out = p.output();
+        assertEquals(0, p.exitCode(), out);
+        // The hazard is real in this process: before UCX loads, "2.5" reads as 2.
+        assertTrue(out.contains("strtod before loading UCX: 2.0"), out);
+        // After: UCX accepts the value, and C's numeric locale is "C".
+        assertTrue(out.contains("ucp_config_read 0, ucp_config_modify(KEEPALIVE_INTERVAL=2.5s) 0"), out);
+        assertTrue(out.contains("strtod after loading UCX: 2.5"), out);
     }
 }

@@ -1,6 +1,7 @@
 package io.github.ucxffm.bindings;
 
 import io.github.ucxffm.bindings.support.UcxLibraryHook;
+import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -11,6 +12,7 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -93,29 +95,18 @@ class SignalSafetyTest {
     }
 
     private static Run probe(List<String> jvmArgs) throws Exception {
-        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         String classpath = String.join(File.pathSeparator,
                 Path.of(NullCheckProbe.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString(),
                 Path.of(ucx_h.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString());
-        List<String> command = new ArrayList<>(List.of(java, "--enable-native-access=ALL-UNNAMED",
+        List<String> flags = new ArrayList<>(List.of("--enable-native-access=ALL-UNNAMED",
                 "-XX:-CreateCoredumpOnCrash", "-XX:ErrorFile=/dev/null"));
-        command.addAll(jvmArgs);
-        command.addAll(List.of("-cp", classpath, NullCheckProbe.class.getName()));
-        ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
-        pb.environment().remove("UCX_ERROR_SIGNALS");
+        flags.addAll(jvmArgs);
         // UCX installs its error-signal handlers only when UCX_HANDLE_ERRORS asks for an action; the default was
         // "bt" up to 1.18 and is "none" from 1.23 (ucx_info -c). Ask for it, so that every release installs them
         // unless the hook turned them off: the control then proves the probe detects UCX's handler everywhere.
-        pb.environment().put("UCX_HANDLE_ERRORS", "bt");
-        Process p = pb.start();
-        try {
-            String out = new String(p.getInputStream().readAllBytes());
-            if (!p.waitFor(60, TimeUnit.SECONDS)) {
-                throw new AssertionError("probe did not finish");
-            }
-            return new Run(p.exitValue(), out);
-        } finally {
-            p.destroyForcibly();
-        }
+        // UCX_ERROR_SIGNALS is left at UCX's default (an empty value would mean none).
+        ChildProcess p = ChildProcess.java(NullCheckProbe.class).classPath(classpath).jvmFlags(flags)
+                .env("UCX_HANDLE_ERRORS", "bt").unsetEnv("UCX_ERROR_SIGNALS").run(Duration.ofSeconds(60));
+        return new Run(p.exitCode(), p.output());
     }
 }

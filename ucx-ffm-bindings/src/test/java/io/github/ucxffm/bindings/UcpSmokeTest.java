@@ -2,6 +2,7 @@ package io.github.ucxffm.bindings;
 
 import io.github.ucxffm.bindings.support.UcpInline;
 import io.github.ucxffm.bindings.support.UcsMacros;
+import io.github.ucxffm.testsupport.Await;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -11,6 +12,7 @@ import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 
 import static io.github.ucxffm.bindings.ucx_h.*;
@@ -164,18 +166,11 @@ class UcpSmokeTest {
             assertFalse(UcsMacros.UCS_PTR_IS_ERR(send), "ucp_tag_send_nbx");
 
             MemorySegment info = ucp_tag_recv_info_t.allocate(arena);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (true) {
+            Await.until("tag message delivered", Duration.ofSeconds(20), () -> {
                 ucp_worker_progress(sender);
                 ucp_worker_progress(receiver);
-                boolean sent = !UcsMacros.UCS_PTR_IS_PTR(send) || ucp_request_check_status(send) != UCS_INPROGRESS();
-                boolean received = UcsMacros.UCS_PTR_IS_PTR(recv)
-                        && ucp_tag_recv_request_test(recv, info) != UCS_INPROGRESS();
-                if (sent && received) {
-                    break;
-                }
-                assertTrue(System.nanoTime() < deadline, "tag message not delivered in time");
-            }
+            }, () -> (!UcsMacros.UCS_PTR_IS_PTR(send) || ucp_request_check_status(send) != UCS_INPROGRESS())
+                    && UcsMacros.UCS_PTR_IS_PTR(recv) && ucp_tag_recv_request_test(recv, info) != UCS_INPROGRESS());
             if (UcsMacros.UCS_PTR_IS_PTR(send)) {
                 ok(ucp_request_check_status(send), "send");
                 ucp_request_free(send);
@@ -207,13 +202,11 @@ class UcpSmokeTest {
         MemorySegment close = ucp_ep_close_nbx(ep, param);
         assertFalse(UcsMacros.UCS_PTR_IS_ERR(close), () -> "ucp_ep_close_nbx: "
                 + ucs_status_string(UcsMacros.UCS_PTR_STATUS(close)).reinterpret(256).getString(0));
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (UcsMacros.UCS_PTR_IS_PTR(close) && ucp_request_check_status(close) == UCS_INPROGRESS()) {
+        Await.until("endpoint close complete", Duration.ofSeconds(10), () -> {
             for (MemorySegment w : workers) {
                 ucp_worker_progress(w);
             }
-            assertTrue(System.nanoTime() < deadline, "endpoint close did not complete");
-        }
+        }, () -> !UcsMacros.UCS_PTR_IS_PTR(close) || ucp_request_check_status(close) != UCS_INPROGRESS());
         if (UcsMacros.UCS_PTR_IS_PTR(close)) {
             ucp_request_free(close);
         }

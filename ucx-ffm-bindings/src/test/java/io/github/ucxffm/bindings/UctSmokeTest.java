@@ -1,6 +1,7 @@
 package io.github.ucxffm.bindings;
 
 import io.github.ucxffm.bindings.support.UctInline;
+import io.github.ucxffm.testsupport.BytePattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -70,10 +71,7 @@ class UctSmokeTest {
     void shouldDeliverAmBcopyPackedByUpcallAndReleaseTheKeptDescriptor() {
         try (Loopback loop = new Loopback()) {
             loop.requireCap(ucx_h.UCT_IFACE_FLAG_AM_BCOPY(), "AM_BCOPY");
-            byte[] payload = new byte[1000];
-            for (int i = 0; i < payload.length; i++) {
-                payload[i] = (byte) (i * 7 + 3);
-            }
+            byte[] payload = BytePattern.bytes(3, 0, 1000);
             AtomicInteger packCalls = new AtomicInteger();
             List<Throwable> packFailures = new ArrayList<>();
             MemorySegment packCb = uct_pack_callback_t.allocate((dest, arg) -> {
@@ -125,10 +123,7 @@ class UctSmokeTest {
             RemoteMemory remote = loop.remoteMemory(4096);
             MemorySegment target = remote.local;
 
-            byte[] pattern = new byte[48];
-            for (int i = 0; i < pattern.length; i++) {
-                pattern[i] = (byte) (0xA0 + i);
-            }
+            byte[] pattern = BytePattern.bytes(0xA0, 0, 48);
             MemorySegment source = loop.arena.allocateFrom(JAVA_BYTE, pattern);
             assertStatus(OK, UctInline.uct_ep_put_short(loop.ep, source, pattern.length, remote.address, remote.rkey),
                     "uct_ep_put_short");

@@ -149,6 +149,7 @@ public final class ChildProcess implements AutoCloseable {
         private final List<String> wrapper = new ArrayList<>();
         private final List<String> args = new ArrayList<>();
         private final Map<String, String> environment = new LinkedHashMap<>();
+        private final List<String> unset = new ArrayList<>();
         private Path directory;
         private boolean echo = true;
 
@@ -208,6 +209,18 @@ public final class ChildProcess implements AutoCloseable {
          */
         public Builder env(Map<String, String> variables) {
             environment.putAll(variables);
+            return this;
+        }
+
+        /**
+         * A variable removed from the child's environment.
+         *
+         * @param key the variable
+         * @return this builder
+         */
+        public Builder unsetEnv(String key) {
+            environment.remove(key);
+            unset.add(key);
             return this;
         }
 
@@ -292,6 +305,7 @@ public final class ChildProcess implements AutoCloseable {
          */
         public ChildProcess start() throws IOException {
             ProcessBuilder pb = new ProcessBuilder(commandLine()).redirectErrorStream(true);
+            pb.environment().keySet().removeAll(unset);
             pb.environment().putAll(environment);
             if (directory != null) {
                 pb.directory(directory.toFile());

@@ -2,6 +2,7 @@ package io.github.ucxffm.bindings.support;
 
 import io.github.ucxffm.bindings.ucs_callback_t;
 import io.github.ucxffm.bindings.ucx_h;
+import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -12,6 +13,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -151,13 +153,12 @@ class UctWorkerProgressTest {
         return values;
     }
 
-    private static String run(List<String> command) throws IOException, InterruptedException {
-        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
-            fail(command + " failed:\n" + output);
+    private static String run(List<String> command) throws IOException {
+        ChildProcess p = ChildProcess.command(command).run(Duration.ofSeconds(60));
+        if (p.exitCode() != 0) {
+            fail(command + " failed:\n" + p.output());
         }
-        return output;
+        return p.output();
     }
 
     /** A UCT worker with nothing registered in its progress queue: what runs is what the test adds. */
