@@ -1,5 +1,6 @@
 package io.github.ucxffm;
 
+import io.github.ucxffm.testsupport.Await;
 import io.github.ucxffm.testsupport.BytePattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -24,11 +25,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class AmTest extends TwoWorkerTest {
@@ -52,23 +51,12 @@ class AmTest extends TwoWorkerTest {
 
     /** Progresses both workers until the condition holds; 20 s at most. */
     private void progressUntil(BooleanSupplier condition) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!condition.getAsBoolean()) {
-            a.progress();
-            b.progress();
-            if (System.nanoTime() - deadline > 0) {
-                fail("timed out");
-            }
-        }
+        TestSupport.progressUntil(condition, 20_000, a, b);
     }
 
     /** Progresses both workers for a while, for checks that something does not happen. */
     private void progressFor(long millis) {
-        long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-        while (System.nanoTime() - end < 0) {
-            a.progress();
-            b.progress();
-        }
+        TestSupport.progressFor(millis, a, b);
     }
 
     /** Completes a polled token of {@code w}, progressing both workers. */
@@ -647,14 +635,9 @@ class AmTest extends TwoWorkerTest {
         MemorySegment data = bytes(64, 50);
         byte[] expected = array(data);
         long send = toMulti.sendAm(50, null, data, 0, 64, UcpAmSendFlags.NONE);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        boolean sent = false;
-        while (kept.isEmpty() || !sent) {
-            sent = sent || a.poll(send);
-            a.progress();
-            multi.progress();
-            assertTrue(System.nanoTime() - deadline < 0, "timed out");
-        }
+        boolean[] sent = {false};
+        Await.until("the send complete and the data kept", Duration.ofSeconds(20),
+                () -> TestSupport.progress(a, multi), () -> (sent[0] = sent[0] || a.poll(send)) && !kept.isEmpty());
         UcpAmData d = kept.getFirst();
         MemorySegment segment = d.data();
         CompletableFuture<byte[]> elsewhere = CompletableFuture.supplyAsync(() -> {

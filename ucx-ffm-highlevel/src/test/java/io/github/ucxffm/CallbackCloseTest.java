@@ -1,5 +1,6 @@
 package io.github.ucxffm;
 
+import io.github.ucxffm.testsupport.Await;
 import io.github.ucxffm.testsupport.BytePattern;
 import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.AfterEach;
@@ -116,18 +117,14 @@ class CallbackCloseTest {
 
         /** Progresses both workers until the condition holds; an exception from a's progress is rethrown. */
         void progressUntil(java.util.function.BooleanSupplier condition) {
-            long deadline = System.nanoTime() + BOUND.toNanos();
-            while (!condition.getAsBoolean()) {
+            Await.until("the condition", BOUND, () -> {
                 if (!a.isClosed()) {
                     a.progress();
                 }
                 if (!b.isClosed()) {
                     b.progress();
                 }
-                if (System.nanoTime() - deadline > 0) {
-                    fail("condition not reached within " + BOUND);
-                }
-            }
+            }, condition);
         }
 
         /** A message of {@code size} bytes from a to b over {@code ep}, checked. */
@@ -235,18 +232,22 @@ class CallbackCloseTest {
 
     /** Progresses a (and b) until a's progress throws; returns what it threw. */
     private static RuntimeException progressUntilThrown(Pair p) {
-        long deadline = System.nanoTime() + BOUND.toNanos();
-        while (true) {
+        return progressUntilThrown(p.a, p.b);
+    }
+
+    /** Progresses both workers until the progress of {@code thrower} throws; returns what it threw. */
+    private static RuntimeException progressUntilThrown(UcpWorker thrower, UcpWorker other) {
+        RuntimeException[] thrown = new RuntimeException[1];
+        Await.until("an exception out of " + thrower + "'s progress()", BOUND, () -> {
             try {
-                p.a.progress();
+                thrower.progress();
             } catch (RuntimeException e) {
-                return e;
+                thrown[0] = e;
+                return;
             }
-            p.b.progress();
-            if (System.nanoTime() - deadline > 0) {
-                fail("the callback's exception never came out of progress()");
-            }
-        }
+            other.progress();
+        }, () -> thrown[0] != null);
+        return thrown[0];
     }
 
     /**
@@ -277,16 +278,14 @@ class CallbackCloseTest {
                 throw second;
             });
             List<Throwable> thrown = new ArrayList<>();
-            long deadline = System.nanoTime() + BOUND.toNanos();
-            while (order.get() < 2) {
+            Await.until("both callbacks run", BOUND, () -> {
                 try {
                     p.a.progress();
                 } catch (Throwable t) {
                     thrown.add(t);
                 }
                 p.b.progress();
-                assertTrue(System.nanoTime() - deadline < 0, "callbacks did not run");
-            }
+            }, () -> order.get() >= 2);
             try {
                 p.a.progress();
             } catch (Throwable t) {
@@ -329,18 +328,7 @@ class CallbackCloseTest {
             });
             MemorySegment big = BytePattern.allocate(p.arena, BIG, 7);
             long send = p.ab.sendAm(4, null, big, 0, BIG, UcpAmSendFlags.RNDV);
-            long deadline = System.nanoTime() + BOUND.toNanos();
-            RuntimeException caught = null;
-            while (caught == null) {
-                p.a.progress();
-                try {
-                    p.b.progress();
-                } catch (RuntimeException e) {
-                    caught = e;
-                }
-                assertTrue(System.nanoTime() - deadline < 0, "the handler's exception never came out");
-            }
-            assertSame(boom, caught);
+            assertSame(boom, progressUntilThrown(p.b, p.a));
             assertFalse(kept.get().isHeld(), "what the failed handler kept was given back");
             assertThrows(UcxCanceledException.class, () -> awaitOn(p, p.a, send));
             long second = p.ab.sendAm(4, null, big, 0, BIG, UcpAmSendFlags.RNDV);
@@ -395,13 +383,8 @@ class CallbackCloseTest {
             long send = p.ab.sendTag(src, 0, 64, 31);
             boolean[] sent = {false};
             p.progressUntil(() -> sent[0] = sent[0] || p.a.poll(send));
-            long probe = 0;
-            long deadline = System.nanoTime() + BOUND.toNanos();
-            while (probe == 0) { // until the message is in b's unexpected queue
-                p.b.progress();
-                probe = p.b.probeTag(31, -1L, false);
-                assertTrue(System.nanoTime() - deadline < 0);
-            }
+            Await.until("the message in b's unexpected queue", BOUND, p.b::progress,
+                    () -> p.b.probeTag(31, -1L, false) != 0);
             RuntimeException boom = new IllegalStateException("thrown by the receive callback");
             AtomicInteger calls = new AtomicInteger();
             p.b.receiveTag(dst, 0, 64, 31, -1L, (s, l, t) -> {
@@ -433,18 +416,7 @@ class CallbackCloseTest {
             });
             AtomicReference<UcxException> clientError = new AtomicReference<>();
             UcpEndpoint ep = client.connect(UcpEndpoint.Params.socket(listener.address()).onError(clientError::set));
-            RuntimeException caught = null;
-            long deadline = System.nanoTime() + BOUND.toNanos();
-            while (caught == null) {
-                client.progress();
-                try {
-                    server.progress();
-                } catch (RuntimeException e) {
-                    caught = e;
-                }
-                assertTrue(System.nanoTime() - deadline < 0, "the handler's exception never came out");
-            }
-            assertSame(boom, caught);
+            assertSame(boom, progressUntilThrown(server, client));
             // the listener stays open: the request was rejected when the handler threw
             TestSupport.progressUntil(() -> clientError.get() != null, BOUND.toMillis(), client, server);
             assertTrue(ep.isFailed(), "the client learns it was refused: " + clientError.get());

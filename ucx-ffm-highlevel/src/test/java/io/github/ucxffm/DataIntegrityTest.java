@@ -6,6 +6,7 @@ import io.github.ucxffm.peer.IntegrityHub;
 import io.github.ucxffm.peer.IntegrityPeer;
 import io.github.ucxffm.peer.IntegrityReceiver;
 import io.github.ucxffm.peer.IntegritySender;
+import io.github.ucxffm.testsupport.Await;
 import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -34,7 +35,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * End-to-end data integrity across processes (RELIABILITY.md b.0 "data-integrity oracle"; scenarios 27 and 28 for
@@ -103,16 +103,11 @@ class DataIntegrityTest {
     /** Steps the hub until the condition holds; fails after {@code bound}. */
     private static void runUntil(IntegrityHub hub, BooleanSupplier condition, Duration bound, String what,
                                  ChildProcess peer) {
-        long deadline = System.nanoTime() + bound.toNanos();
-        while (!condition.getAsBoolean()) {
+        Await.until(() -> what + "; hub " + hub.connections() + "; peer output:\n" + tail(peer.output()), bound, () -> {
             if (!hub.step()) {
                 Thread.yield(); // two cores here: leave one to the peer
             }
-            if (System.nanoTime() - deadline > 0) {
-                fail(what + " not reached within " + bound + "; hub " + hub.connections() + "; peer output:\n"
-                        + tail(peer.output()));
-            }
-        }
+        }, condition);
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.github.ucxffm;
 
+import io.github.ucxffm.testsupport.Await;
 import io.github.ucxffm.testsupport.BytePattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -26,7 +27,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * Closing in every order, use after close, and leak reporting. Every test ends with as many live handles as it
@@ -285,14 +285,9 @@ class LifecycleTest {
         int leaks = UcxHandle.leaksReported();
         WeakReference<UcpContext> dropped = dropAContext();
         assertEquals(liveBefore + 1, UcxHandle.liveHandles());
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (dropped.get() != null || UcxHandle.liveHandles() != liveBefore) {
-            if (System.nanoTime() - deadline > 0) {
-                fail("the dropped context was never reported (collected: " + (dropped.get() == null) + ")");
-            }
-            System.gc();
-            Thread.sleep(50);
-        }
+        Await.until(() -> "the dropped context reported (collected: " + (dropped.get() == null) + ")",
+                Duration.ofSeconds(20), LifecycleTest::collect,
+                () -> dropped.get() == null && UcxHandle.liveHandles() == liveBefore);
         assertTrue(UcxHandle.leaksReported() >= leaks + 1, "collected, counted as no longer live, not reported");
     }
 
@@ -303,14 +298,9 @@ class LifecycleTest {
         int leaks = UcxHandle.leaksReported();
         WeakReference<UcpWorker> dropped = dropAContextWithAWorker();
         assertEquals(liveBefore + 3, UcxHandle.liveHandles());
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (dropped.get() != null || UcxHandle.liveHandles() != liveBefore) {
-            if (System.nanoTime() - deadline > 0) {
-                fail("the dropped worker was never reported (collected: " + (dropped.get() == null) + ")");
-            }
-            System.gc();
-            Thread.sleep(50);
-        }
+        Await.until(() -> "the dropped worker reported (collected: " + (dropped.get() == null) + ")",
+                Duration.ofSeconds(20), LifecycleTest::collect,
+                () -> dropped.get() == null && UcxHandle.liveHandles() == liveBefore);
         assertTrue(UcxHandle.leaksReported() >= leaks + 3, "context, worker and endpoint each reported");
     }
 
@@ -326,5 +316,13 @@ class LifecycleTest {
         UcpContext leaked = newContext();
         assertNotNull(leaked.features());
         return new WeakReference<>(leaked);
+    }
+
+    /** A garbage collection, then a pause for the cleaner thread to run. */
+    private static void collect() {
+        System.gc();
+        for (int i = 0; i < 50; i++) {
+            Await.pause();
+        }
     }
 }

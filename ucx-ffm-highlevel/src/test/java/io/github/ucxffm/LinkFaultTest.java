@@ -8,7 +8,6 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.TestInstance;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -77,22 +76,16 @@ class LinkFaultTest {
 
     @BeforeAll
     void checkNamespaces() throws Exception {
-        Process p;
-        try {
-            p = new ProcessBuilder("unshare", "-rn", "sh", "-c", "ip link set lo up && ip -o link show lo")
-                    .redirectErrorStream(true).start();
+        try (ChildProcess p = ChildProcess.command("unshare", "-rn", "sh", "-c",
+                "ip link set lo up && ip -o link show lo").start()) {
+            if (!p.awaitExit(10)) {
+                unavailable = "unshare -rn did not finish in 10 s";
+            } else if (p.exitCode() != 0) {
+                unavailable = "unshare -rn is not permitted here (user or network namespaces disabled?): "
+                        + p.output().trim();
+            }
         } catch (IOException e) {
             unavailable = "cannot run unshare: " + e.getMessage();
-            log("all tests skipped: %s", unavailable);
-            return;
-        }
-        boolean exited = p.waitFor(10, TimeUnit.SECONDS);
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-        if (!exited) {
-            p.destroyForcibly();
-            unavailable = "unshare -rn did not finish in 10 s";
-        } else if (p.exitValue() != 0) {
-            unavailable = "unshare -rn is not permitted here (user or network namespaces disabled?): " + out;
         }
         if (unavailable != null) {
             log("all tests skipped: %s", unavailable);

@@ -1,11 +1,11 @@
 package io.github.ucxffm;
 
+import io.github.ucxffm.testsupport.Await;
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Two workers of one context in this JVM and an endpoint from {@code a} to {@code b}, for RMA and atomic tests; or,
@@ -35,7 +35,7 @@ final class RmaPeers implements AutoCloseable {
         }
     }
 
-    static final long TIMEOUT_NANOS = TimeUnit.SECONDS.toNanos(20);
+    static final Duration TIMEOUT = Duration.ofSeconds(20);
 
     final Mode mode;
     /** Whether the endpoints ask for peer error handling: the mode's choice, but see {@link #peerErrorHandling}. */
@@ -94,11 +94,7 @@ final class RmaPeers implements AutoCloseable {
     }
 
     void awaitCondition(BooleanSupplier done, String what) {
-        long deadline = System.nanoTime() + TIMEOUT_NANOS;
-        while (!done.getAsBoolean()) {
-            progress();
-            assertTrue(System.nanoTime() - deadline < 0, "timed out waiting for " + what);
-        }
+        Await.until(what, TIMEOUT, this::progress, done);
     }
 
     /** Progresses both workers until the request of {@code a} completes; rethrows its failure. */

@@ -1,6 +1,8 @@
 package io.github.ucxffm;
 
+import io.github.ucxffm.testsupport.Await;
 import io.github.ucxffm.testsupport.BytePattern;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -16,7 +18,6 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /** Ordered byte streams between two workers of one context. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
@@ -30,27 +31,21 @@ class StreamTest extends TwoWorkerTest {
     private byte[] receiveAllPiecewise(long expected, long capacity, long sendToken) {
         MemorySegment dst = arena.allocate(capacity);
         ByteArrayOutputStream got = new ByteArrayOutputStream();
-        boolean sent = false;
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        boolean[] sent = {false};
+        long start = System.nanoTime();
         while (got.size() < expected) {
             long recv = ba.receiveStream(dst, 0, capacity, false);
-            while (!b.poll(recv)) {
-                a.progress();
-                b.progress();
-                sent = sent || a.poll(sendToken);
-                if (System.nanoTime() - deadline > 0) {
-                    fail("stream receive incomplete after " + got.size() + " bytes");
-                }
-            }
+            // 30 s for the whole stream, not for each receive
+            Await.until(() -> "stream receive complete (" + got.size() + " bytes so far)",
+                    Duration.ofSeconds(30).minusNanos(System.nanoTime() - start), () -> {
+                        TestSupport.progress(a, b);
+                        sent[0] = sent[0] || a.poll(sendToken);
+                    }, () -> b.poll(recv));
             long n = b.receivedLength();
             assertTrue(n > 0 && n <= capacity, "received length " + n);
             got.write(dst.asSlice(0, n).toArray(JAVA_BYTE), 0, (int) n);
         }
-        while (!sent) {
-            a.progress();
-            b.progress();
-            sent = a.poll(sendToken);
-        }
+        TestSupport.progressUntil(() -> sent[0] || a.poll(sendToken), 30_000, a, b);
         return got.toByteArray();
     }
 
@@ -87,12 +82,7 @@ class StreamTest extends TwoWorkerTest {
     }
 
     private void awaitBothOrIncomplete(long send) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!a.poll(send)) {
-            a.progress();
-            b.progress();
-            assertTrue(System.nanoTime() - deadline < 0, "send did not complete");
-        }
+        Await.until("send complete", Duration.ofSeconds(10), () -> TestSupport.progress(a, b), () -> a.poll(send));
     }
 
     @Test
@@ -111,19 +101,16 @@ class StreamTest extends TwoWorkerTest {
         MemorySegment dst = arena.allocate(total);
         long recv = ba.receiveStream(dst, 0, total, true);
         boolean[] done = new boolean[count];
-        int remaining = count;
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (remaining > 0 || !b.poll(recv)) {
-            a.progress();
-            b.progress();
+        int[] remaining = {count};
+        Await.until(() -> remaining[0] + " sends and the receive complete", Duration.ofSeconds(20), () -> {
+            TestSupport.progress(a, b);
             for (int i = 0; i < count; i++) {
                 if (!done[i] && a.poll(tokens[i])) {
                     done[i] = true;
-                    remaining--;
+                    remaining[0]--;
                 }
             }
-            assertTrue(System.nanoTime() - deadline < 0, "timed out");
-        }
+        }, () -> remaining[0] == 0 && b.poll(recv));
         assertEquals(total, b.receivedLength());
         assertBytes(TestSupport.concat(parts), dst, "sends in order");
     }

@@ -28,16 +28,7 @@ class TagTest extends TwoWorkerTest {
     }
 
     private void awaitBoth(long send, long recv) {
-        boolean sent = false;
-        boolean received = false;
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!(sent && received)) {
-            a.progress();
-            b.progress();
-            sent = sent || a.poll(send);
-            received = received || b.poll(recv);
-            assertTrue(System.nanoTime() < deadline, "timed out");
-        }
+        TestSupport.awaitBoth(a, send, b, recv);
     }
 
     @Test
@@ -86,12 +77,7 @@ class TagTest extends TwoWorkerTest {
             gotTag.set(tag);
         });
         CompletableFuture<Long> sent = ab.sendTagAsync(src, 0, 100, 9);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (gotLength.get() < 0 || !sent.isDone()) {
-            a.progress();
-            b.progress();
-            assertTrue(System.nanoTime() < deadline);
-        }
+        TestSupport.progressUntil(() -> gotLength.get() >= 0 && sent.isDone(), 10_000, a, b);
         assertEquals(100, gotLength.get());
         assertEquals(9, gotTag.get());
         assertArrayEquals(src.toArray(JAVA_BYTE), dst.toArray(JAVA_BYTE));
@@ -105,13 +91,8 @@ class TagTest extends TwoWorkerTest {
             throw new IllegalStateException("boom from callback");
         });
         long send = ab.sendTag(src, 0, 8, 11);
-        IllegalStateException e = assertThrows(IllegalStateException.class, () -> {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (System.nanoTime() < deadline) {
-                a.progress();
-                b.progress();
-            }
-        });
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> TestSupport.progressFor(10_000, a, b));
         assertEquals("boom from callback", e.getMessage());
         a.await(send, Duration.ofSeconds(5), UcpWorker.Idle.SPIN);
         // still usable

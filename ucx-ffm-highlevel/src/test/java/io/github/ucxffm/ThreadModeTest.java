@@ -1,5 +1,6 @@
 package io.github.ucxffm;
 
+import io.github.ucxffm.testsupport.Await;
 import io.github.ucxffm.testsupport.BytePattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -250,11 +251,7 @@ class ThreadModeTest {
     @Test
     void shouldAllowSignalFromAnyThread() throws Exception {
         UcpWorker w = context.newWorker();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!w.arm()) {
-            w.progress();
-            assertTrue(System.nanoTime() < deadline);
-        }
+        Await.until("the worker armed", Duration.ofSeconds(10), w::progress, w::arm);
         Map<String, Executable> calls = new LinkedHashMap<>();
         calls.put("signal", w::signal);
         calls.put("progress", w::progress);

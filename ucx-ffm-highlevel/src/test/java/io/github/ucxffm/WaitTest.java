@@ -1,5 +1,6 @@
 package io.github.ucxffm;
 
+import io.github.ucxffm.testsupport.Await;
 import io.github.ucxffm.testsupport.BytePattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -90,11 +91,11 @@ class WaitTest {
         @Override
         public void close() {
             release.countDown();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (!closed.isDone() && System.nanoTime() - deadline < 0) {
-                b.progress();
+            try {
+                TestSupport.progressUntil(closed::isDone, 20_000, b);
+            } finally {
+                closed.join();
             }
-            closed.join();
         }
     }
 
@@ -209,11 +210,7 @@ class WaitTest {
     }
 
     private void armWhenIdle() {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!b.arm()) {
-            b.progress();
-            assertTrue(System.nanoTime() - deadline < 0, "never armed");
-        }
+        Await.until("b armed", Duration.ofSeconds(10), b::progress, b::arm);
     }
 
     @ParameterizedTest

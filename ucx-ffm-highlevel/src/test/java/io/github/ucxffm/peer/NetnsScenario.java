@@ -8,14 +8,16 @@ import io.github.ucxffm.UcpWorker;
 import io.github.ucxffm.UcxCanceledException;
 import io.github.ucxffm.UcxException;
 
+import io.github.ucxffm.testsupport.Await;
 import io.github.ucxffm.testsupport.BytePattern;
+import io.github.ucxffm.testsupport.ChildProcess;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
@@ -190,14 +192,13 @@ public final class NetnsScenario {
             }
             List<String> cmd = new ArrayList<>(List.of(command));
             cmd.set(0, tool);
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-            if (!p.waitFor(10, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                p.waitFor(5, TimeUnit.SECONDS);
-                return new Result(124, String.join(" ", command) + ": timed out");
+            // not echoed: this program's own output is the FACT lines the test reads
+            try (ChildProcess p = ChildProcess.command(cmd).echo(false).start()) {
+                if (!p.awaitExit(10)) {
+                    return new Result(124, String.join(" ", command) + ": timed out");
+                }
+                return new Result(p.exitCode(), p.output().trim());
             }
-            return new Result(p.exitValue(), new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8)
-                    .trim());
         }
 
         static String require(Result r, String what) {
@@ -302,20 +303,11 @@ public final class NetnsScenario {
         }
 
         void until(BooleanSupplier condition, long millis, String what) {
-            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-            while (!condition.getAsBoolean()) {
-                progress();
-                if (System.nanoTime() - deadline > 0) {
-                    throw new IllegalStateException(what + ": not within " + millis + " ms");
-                }
-            }
+            Await.until(what, Duration.ofMillis(millis), this::progress, condition);
         }
 
         void progressFor(long millis) {
-            long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-            while (System.nanoTime() - end < 0) {
-                progress();
-            }
+            Await.during(Duration.ofMillis(millis), this::progress);
         }
 
         /**
