@@ -63,7 +63,7 @@ class AtomicTest {
     enum Style { POLL, CALLBACK, FUTURE, VALUE }
 
     private Arena arena;
-    private RmaPeers peers;
+    private TwoWorkers peers;
     private MemorySegment region;
     private UcpMemory memory;
     private UcpRemoteKey rkey;
@@ -82,7 +82,7 @@ class AtomicTest {
     }
 
     private void open(RmaPeers.Mode mode, UcpContext.Feature... features) {
-        peers = new RmaPeers(mode, features);
+        peers = RmaPeers.open(mode, features);
         region = arena.allocate(REGION, 8);
         memory = peers.context.register(region);
         rkey = peers.ab.unpackRemoteKey(memory.packRemoteKey());

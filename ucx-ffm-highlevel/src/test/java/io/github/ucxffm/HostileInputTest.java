@@ -54,12 +54,12 @@ class HostileInputTest {
     private static final long SEED = 0x5EED_2026_1130L;
     private static final int CASES = 10_000;
 
-    private RmaPeers peers;
+    private TwoWorkers peers;
     private Arena arena;
 
     @BeforeEach
     void open() {
-        peers = new RmaPeers(RmaPeers.Mode.TCP, UcpContext.Feature.TAG, UcpContext.Feature.RMA);
+        peers = RmaPeers.open(RmaPeers.Mode.TCP, UcpContext.Feature.TAG, UcpContext.Feature.RMA);
         arena = Arena.ofConfined();
     }
 

@@ -1,18 +1,11 @@
 package io.github.ucxffm;
 
-import io.github.ucxffm.testsupport.Await;
-import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.function.BooleanSupplier;
-
-
 /**
- * Two workers of one context in this JVM and an endpoint from {@code a} to {@code b}, for RMA and atomic tests; or,
- * in {@link Mode#SELF}, one worker with an endpoint to itself. Every wait progresses both workers: UCX's software
- * RMA and atomics (tcp) complete only when the target worker progresses too.
+ * The transports and error handling of the RMA and atomic tests: a {@link TwoWorkers} fixture whose context uses the
+ * transports of a {@link Mode}, with an endpoint from {@code a} to {@code b}; or, in {@link Mode#SELF}, one worker
+ * with an endpoint to itself.
  */
-final class RmaPeers implements AutoCloseable {
+final class RmaPeers {
 
     /** Which transports the endpoint uses. */
     enum Mode {
@@ -35,33 +28,17 @@ final class RmaPeers implements AutoCloseable {
         }
     }
 
-    static final Duration TIMEOUT = Duration.ofSeconds(20);
-
-    final Mode mode;
-    /** Whether the endpoints ask for peer error handling: the mode's choice, but see {@link #peerErrorHandling}. */
-    final boolean peerErrorHandling;
-    final UcpContext context;
-    final UcpWorker a;
-    final UcpWorker b;
-    final UcpEndpoint ab;
-
-    RmaPeers(Mode mode, UcpContext.Feature... features) {
-        this.mode = mode;
-        this.peerErrorHandling = peerErrorHandling(mode, features);
-        this.context = UcpContext.builder().features(features).config("TLS", mode.tls).build();
-        try {
-            a = context.newWorker();
-            b = mode == Mode.SELF ? a : context.newWorker();
-            ab = a.connect(UcpEndpoint.Params.worker(b.address()).peerErrorHandling(peerErrorHandling));
-        } catch (RuntimeException | Error e) {
-            context.close();
-            throw e;
-        }
+    private RmaPeers() {
     }
 
-    /** A second endpoint from {@code a} to {@code b}. */
-    UcpEndpoint connectAgain() {
-        return a.connect(UcpEndpoint.Params.worker(b.address()).peerErrorHandling(peerErrorHandling));
+    /**
+     * Two workers of a context with these features over the mode's transports, {@code ab} with the mode's peer error
+     * handling (but see {@link #peerErrorHandling}); {@code ab} is flushed before the close.
+     */
+    static TwoWorkers open(Mode mode, UcpContext.Feature... features) {
+        TwoWorkers.Builder b = TwoWorkers.builder(features).tls(mode.tls)
+                .peerErrorHandling(peerErrorHandling(mode, features)).flushOnClose().name(mode.name());
+        return (mode == Mode.SELF ? b.self() : b).build();
     }
 
     /**
@@ -84,60 +61,5 @@ final class RmaPeers implements AutoCloseable {
     /** Whether the loaded UCX has the defect of {@link #peerErrorHandling}. */
     static boolean tcpAtomicsCanceledWithPeerErrorHandling() {
         return UcxVersion.runtime().has(UcxVersion.Defect.TCP_ATOMICS_CANCELED_WITH_PEER_ERROR_HANDLING);
-    }
-
-    void progress() {
-        a.progress();
-        if (b != a) {
-            b.progress();
-        }
-    }
-
-    void awaitCondition(BooleanSupplier done, String what) {
-        Await.until(what, TIMEOUT, this::progress, done);
-    }
-
-    /** Progresses both workers until the request of {@code a} completes; rethrows its failure. */
-    void await(long token) {
-        awaitCondition(() -> a.poll(token), "request " + Long.toHexString(token));
-    }
-
-    /** Progresses both workers until the future completes; returns its value or rethrows its failure's cause. */
-    <T> T await(CompletableFuture<T> future) {
-        awaitCondition(future::isDone, "future");
-        try {
-            return future.get();
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException r) {
-                throw r;
-            }
-            throw new AssertionError(e.getCause());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
-        }
-    }
-
-    /** Flushes the endpoint: everything started before is complete at the target. */
-    void flush() {
-        await(ab.flush());
-    }
-
-    @Override
-    public void close() {
-        try {
-            // Completes wireup with both workers progressing, so that the endpoint's close (which progresses only
-            // its own worker) does not wait for its timeout.
-            if (!ab.isClosed() && !ab.isFailed() && !a.isClosed() && !b.isClosed()) {
-                flush();
-            }
-        } finally {
-            context.close();
-        }
-    }
-
-    @Override
-    public String toString() {
-        return mode.name();
     }
 }

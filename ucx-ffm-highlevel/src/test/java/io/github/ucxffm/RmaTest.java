@@ -47,7 +47,7 @@ class RmaTest {
     enum Region { REGISTERED, ALLOCATED }
 
     private Arena arena;
-    private RmaPeers peers;
+    private TwoWorkers peers;
 
     @BeforeEach
     void setUp() {
@@ -63,7 +63,7 @@ class RmaTest {
     }
 
     private void open(RmaPeers.Mode mode) {
-        peers = new RmaPeers(mode, RMA, AMO32, AMO64, TAG);
+        peers = RmaPeers.open(mode, RMA, AMO32, AMO64, TAG);
     }
 
     private UcpMemory remote(Region kind, long size) {
@@ -367,7 +367,7 @@ class RmaTest {
         assertEquals(0, local.operationsInFlight());
 
         // a context without RMA
-        try (RmaPeers tagOnly = new RmaPeers(RmaPeers.Mode.SHM, TAG, AMO64)) {
+        try (TwoWorkers tagOnly = RmaPeers.open(RmaPeers.Mode.SHM, TAG, AMO64)) {
             IllegalStateException noRma = assertThrows(IllegalStateException.class,
                     () -> tagOnly.ab.put(buf, 0, 8, base, key));
             assertTrue(noRma.getMessage().contains("UcpContext.Feature.RMA"), noRma.getMessage());

@@ -6,12 +6,13 @@ import org.junit.jupiter.api.BeforeEach;
 import java.lang.foreign.Arena;
 
 /**
- * The setting of the single-process tests: one context with the given features, two of its workers {@code a} and
- * {@code b}, an endpoint {@code ab} from a to b (and {@code ba} back, when asked for), and a confined arena for the
- * buffers; made before each test and closed after it.
+ * The base of the single-process tests: a {@link TwoWorkers} fixture with the given features, made before each test
+ * and closed after it, its parts in fields: the context, workers {@code a} and {@code b}, the endpoint {@code ab}
+ * from a to b (and {@code ba} back, when asked for) and a confined arena for the buffers.
  */
 abstract class TwoWorkerTest {
 
+    TwoWorkers workers;
     UcpContext context;
     UcpWorker a;
     UcpWorker b;
@@ -30,19 +31,18 @@ abstract class TwoWorkerTest {
 
     @BeforeEach
     void setUpWorkers() {
-        context = UcpContext.builder().features(features).build();
-        a = context.newWorker();
-        b = context.newWorker();
-        ab = a.connect(b.address());
-        if (bothWays) {
-            ba = b.connect(a.address());
-        }
-        arena = Arena.ofConfined();
+        TwoWorkers.Builder builder = TwoWorkers.builder(features);
+        workers = (bothWays ? builder.bothWays() : builder).build();
+        context = workers.context;
+        a = workers.a;
+        b = workers.b;
+        ab = workers.ab;
+        ba = workers.ba;
+        arena = workers.arena;
     }
 
     @AfterEach
     void closeWorkers() {
-        context.close();
-        arena.close();
+        workers.close();
     }
 }
