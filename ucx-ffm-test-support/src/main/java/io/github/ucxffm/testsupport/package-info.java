@@ -6,11 +6,12 @@
  * perftest runners' server and client, for the tests of both runners).
  *
  * <p>This module depends on the JDK alone. Maven forbids cycles, and the tests of {@code ucx-ffm-bindings} and
- * {@code ucx-ffm-highlevel} use it, so it cannot use their API; the one fixture that needs the high-level API, two
- * workers of one context with endpoints between them ({@code TwoWorkers}, which the RMA tests' {@code RmaPeers}
- * and the {@code TwoWorkerTest} base class build on), lives in the high-level module's test sources, the only module whose tests run UCX workers in their own JVM (the samples' and the benchmarks' tests
- * drive programs in child processes through {@code ChildProcess}). Being JDK-only also lets child programs on a
- * test's class path (the peers of the cross-process tests) use the same pattern as the test that checks them, and
- * keeps ucx-ffm out of the JVMs that measure JUCX.
+ * {@code ucx-ffm-highlevel} use it, so it cannot use their API. The one fixture that needs the high-level API, two
+ * workers of one context with endpoints between them ({@code TwoWorkers}, on which the {@code TwoWorkerTest} base
+ * class and the RMA tests' {@code RmaPeers} build), lives in the high-level module's test sources: that module's
+ * tests are the only ones that run UCX workers in their own JVM (the samples' and the benchmarks' tests drive whole
+ * programs in child processes through {@code ChildProcess}), so no test-jar is published for it. Being JDK-only
+ * also lets child programs on a test's class path (the peers of the cross-process tests) use the same pattern as the
+ * test that checks them, and keeps ucx-ffm out of the JVMs that measure JUCX.
  */
 package io.github.ucxffm.testsupport;
