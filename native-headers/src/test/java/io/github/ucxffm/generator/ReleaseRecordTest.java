@@ -1,5 +1,6 @@
 package io.github.ucxffm.generator;
 
+import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -12,11 +13,11 @@ import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -24,7 +25,6 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * Release records end to end, on three releases of a small library "rel": {@code --dump-release} writes each
@@ -265,19 +265,12 @@ class ReleaseRecordTest {
     private static void gcc(String... args) {
         List<String> command = new ArrayList<>(List.of("gcc", "-Wall", "-Werror"));
         command.addAll(List.of(args));
+        ChildProcess p;
         try {
-            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-            String out = new String(p.getInputStream().readAllBytes());
-            if (!p.waitFor(60, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                fail("gcc timed out");
-            }
-            assertEquals(0, p.exitValue(), out);
+            p = ChildProcess.command(command).run(Duration.ofSeconds(60));
         } catch (IOException e) {
             throw new java.io.UncheckedIOException(e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
         }
+        assertEquals(0, p.exitCode(), p.output());
     }
 }

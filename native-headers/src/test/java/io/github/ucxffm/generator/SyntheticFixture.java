@@ -1,5 +1,6 @@
 package io.github.ucxffm.generator;
 
+import io.github.ucxffm.testsupport.ChildProcess;
 import javax.tools.Diagnostic;
 import javax.tools.DiagnosticCollector;
 import javax.tools.JavaCompiler;
@@ -15,18 +16,17 @@ import java.net.URLClassLoader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 /**
  * Shared steps of the generator's end-to-end tests: the synthetic header and its C implementation (test resources
@@ -172,19 +172,12 @@ final class SyntheticFixture {
     }
 
     private static void run(Path dir, String... command) {
+        ChildProcess p;
         try {
-            Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
-            String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-            if (!p.waitFor(60, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                fail(String.join(" ", command) + " timed out");
-            }
-            assertEquals(0, p.exitValue(), String.join(" ", command) + " failed:\n" + output);
+            p = ChildProcess.command(command).directory(dir).run(Duration.ofSeconds(60));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot run " + command[0], e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
         }
+        assertEquals(0, p.exitCode(), String.join(" ", command) + " failed:\n" + p.output());
     }
 }
