@@ -1,5 +1,6 @@
 package io.github.ucxffm.peer;
 
+import io.github.ucxffm.testsupport.BytePattern;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
@@ -124,16 +125,7 @@ public final class Integrity {
     }
 
     static void fillPayload(MemorySegment p, long seq) {
-        long n = p.byteSize();
-        long i = 0;
-        long base = seq * 0x9E3779B97F4A7C15L;
-        for (; i + 8 <= n; i += 8) {
-            p.set(LONG, i, mix(base + i));
-        }
-        long last = mix(base + i);
-        for (; i < n; i++, last >>>= 8) {
-            p.set(ValueLayout.JAVA_BYTE, i, (byte) last);
-        }
+        BytePattern.fill(p, seq);
     }
 
     static int crc(MemorySegment header, MemorySegment payload) {

@@ -984,10 +984,7 @@ public final class NetnsScenario {
         }
 
         static void fillPayload(MemorySegment m, int seq, int size) {
-            SplittableRandom r = new SplittableRandom(seq * 0x9E3779B97F4A7C15L);
-            for (int i = HEADER; i < size; i++) {
-                m.set(JAVA_BYTE, i, (byte) r.nextInt(256));
-            }
+            BytePattern.fill(m.asSlice(HEADER, size - HEADER), seq);
             CRC32C crc = new CRC32C();
             crc.update(m.asSlice(HEADER, size - HEADER).asByteBuffer());
             m.set(JAVA_LONG_UNALIGNED, 0, seq);

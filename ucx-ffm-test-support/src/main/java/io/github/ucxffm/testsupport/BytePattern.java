@@ -2,8 +2,11 @@ package io.github.ucxffm.testsupport;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 
 /**
  * The byte pattern every test sends, writes and checks: the byte at each position of a seeded stream, so that a
@@ -21,6 +24,19 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
  * JDK only, so child programs started by tests use it too, and both sides of a cross-process test agree on it.
  */
 public final class BytePattern {
+
+    /** A word written as eight bytes in order, whatever the platform's byte order. */
+    private static final ValueLayout.OfLong WORD = JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    /** The eight position terms of a word: {@code 31 * j mod 256} in byte {@code j}. */
+    private static final long STEPS;
+
+    static {
+        long steps = 0;
+        for (int j = 0; j < 8; j++) {
+            steps |= ((31L * j) & 0xff) << (8 * j);
+        }
+        STEPS = steps;
+    }
 
     private BytePattern() {
     }
@@ -58,13 +74,23 @@ public final class BytePattern {
         long n = segment.byteSize();
         long s = seedTerm(seed);
         long i = 0;
-        while (i < n) {
+        for (; i < n && ((position + i) & 7) != 0; i++) {
+            segment.set(JAVA_BYTE, i, at(seed, position + i));
+        }
+        // eight bytes at a time: an aligned word never spans two blocks, its bytes are v, v + 31, ... (mod 256)
+        long blockNumber = -1;
+        long base = 0;
+        for (; i + 8 <= n; i += 8) {
             long p = position + i;
-            long blockEnd = Math.min(n, i + (256 - (p & 255)));
-            long base = block(p >>> 8) + s;
-            for (; i < blockEnd; i++) {
-                segment.set(JAVA_BYTE, i, (byte) (31 * (position + i) + base));
+            if (p >>> 8 != blockNumber) {
+                blockNumber = p >>> 8;
+                base = block(blockNumber) + s;
             }
+            long v = (31 * p + base) & 0xff;
+            segment.set(WORD, i, addBytes(v * 0x0101010101010101L, STEPS));
+        }
+        for (; i < n; i++) {
+            segment.set(JAVA_BYTE, i, at(seed, position + i));
         }
     }
 
@@ -163,6 +189,12 @@ public final class BytePattern {
      */
     public static void verify(byte[] bytes, long seed, long position, String what) {
         verify(MemorySegment.ofArray(bytes), seed, position, what);
+    }
+
+    /** The bytewise sum of two words, modulo 256 in each byte (no carry from one byte into the next). */
+    private static long addBytes(long x, long y) {
+        long low7 = 0x7F7F7F7F7F7F7F7FL;
+        return ((x & low7) + (y & low7)) ^ ((x ^ y) & ~low7);
     }
 
     /** A block's term: a 64-bit mix of its number (the finalizer of SplitMix64), so that blocks do not repeat. */

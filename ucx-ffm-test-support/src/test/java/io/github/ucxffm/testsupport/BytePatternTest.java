@@ -49,6 +49,19 @@ class BytePatternTest {
     }
 
     @Test
+    void shouldFillEveryByteAsAtSaysWhateverThePositionAndLength() {
+        for (long position : new long[] {0, 1, 5, 7, 8, 9, 250, 255, 256, 1 << 20, (1L << 40) - 3}) {
+            for (int length = 0; length <= 300; length += length < 20 ? 1 : 37) {
+                byte[] b = BytePattern.bytes(-17, position, length);
+                for (int i = 0; i < length; i++) {
+                    assertEquals(BytePattern.at(-17, position + i), b[i], "position " + position + " + " + i);
+                }
+                assertEquals(-1, BytePattern.mismatch(MemorySegment.ofArray(b), -17, position));
+            }
+        }
+    }
+
+    @Test
     void shouldNameTheFirstWrongByteAndCountTheWrongOnes() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment s = BytePattern.allocate(arena, 100, 9);
