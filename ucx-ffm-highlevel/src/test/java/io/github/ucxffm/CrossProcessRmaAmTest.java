@@ -16,7 +16,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32;
 
@@ -64,17 +63,7 @@ class CrossProcessRmaAmTest {
 
         <T> T await(CompletableFuture<T> future) {
             worker.awaitCondition(future::isDone, WAIT, UcpWorker.Idle.SPIN);
-            try {
-                return future.get();
-            } catch (ExecutionException e) {
-                if (e.getCause() instanceof RuntimeException r) {
-                    throw r;
-                }
-                throw new AssertionError(e.getCause());
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new AssertionError(e);
-            }
+            return TestSupport.valueOf(future);
         }
 
         /** Receives the peer's packed key (tag {@link PeerMain#KEY}) and unpacks it on the endpoint. */

@@ -4,6 +4,8 @@ import io.github.ucxffm.testsupport.Await;
 
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.function.BooleanSupplier;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
@@ -59,6 +61,21 @@ final class TestSupport {
     static void progress(UcpWorker... workers) {
         for (UcpWorker w : workers) {
             w.progress();
+        }
+    }
+
+    /** The value of a completed future; its failure's cause is rethrown (unchecked), or wrapped in an error. */
+    static <T> T valueOf(CompletableFuture<T> future) {
+        try {
+            return future.get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new AssertionError(e.getCause());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
         }
     }
 }

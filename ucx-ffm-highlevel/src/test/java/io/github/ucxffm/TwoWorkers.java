@@ -5,7 +5,6 @@ import io.github.ucxffm.testsupport.Await;
 import java.lang.foreign.Arena;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -156,17 +155,7 @@ final class TwoWorkers implements AutoCloseable {
     /** Progresses both workers until the future completes; returns its value or rethrows its failure's cause. */
     <T> T await(CompletableFuture<T> future) {
         awaitCondition(future::isDone, "future");
-        try {
-            return future.get();
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof RuntimeException r) {
-                throw r;
-            }
-            throw new AssertionError(e.getCause());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
-        }
+        return TestSupport.valueOf(future);
     }
 
     /** Flushes {@code ab}: everything started before is complete at the target. */

@@ -18,8 +18,9 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
  *   position term {@code 31 * p} is a permutation of the block);</li>
  *   <li>each 256-byte block adds a term hashed from the block number, so whole blocks moved, repeated or swapped
  *   differ too (no period, unlike a plain {@code i * k} pattern);</li>
- *   <li>two seeds that differ by less than 256 differ at every byte ({@code 7 * seed}); seeds farther apart add a
- *   hashed term as well.</li>
+ *   <li>two seeds that differ only in their low eight bits differ at every byte ({@code 7 * seed}); the higher bits
+ *   of the seed go into the block term, so other seeds differ block by block (a whole 256-byte block alike by
+ *   chance once in 256).</li>
  * </ul>
  * JDK only, so child programs started by tests use it too, and both sides of a cross-process test agree on it.
  */
@@ -49,7 +50,7 @@ public final class BytePattern {
      * @return the byte
      */
     public static byte at(long seed, long position) {
-        return (byte) (31 * position + block(position >>> 8) + seedTerm(seed));
+        return (byte) (31 * position + 7 * seed + block(position >>> 8, seed >>> 8));
     }
 
     /**
@@ -72,7 +73,7 @@ public final class BytePattern {
      */
     public static void fill(MemorySegment segment, long seed, long position) {
         long n = segment.byteSize();
-        long s = seedTerm(seed);
+        long s = 7 * seed;
         long i = 0;
         for (; i < n && ((position + i) & 7) != 0; i++) {
             segment.set(JAVA_BYTE, i, at(seed, position + i));
@@ -84,7 +85,7 @@ public final class BytePattern {
             long p = position + i;
             if (p >>> 8 != blockNumber) {
                 blockNumber = p >>> 8;
-                base = block(blockNumber) + s;
+                base = block(blockNumber, seed >>> 8) + s;
             }
             long v = (31 * p + base) & 0xff;
             segment.set(WORD, i, addBytes(v * 0x0101010101010101L, STEPS));
@@ -197,16 +198,14 @@ public final class BytePattern {
         return ((x & low7) + (y & low7)) ^ ((x ^ y) & ~low7);
     }
 
-    /** A block's term: a 64-bit mix of its number (the finalizer of SplitMix64), so that blocks do not repeat. */
-    private static long block(long block) {
-        long z = block * 0x9E3779B97F4A7C15L + 0x632BE59BD9B4E019L;
+    /**
+     * A block's term: a 64-bit mix (the finalizer of SplitMix64) of its number and of the seed's bits above the low
+     * eight, so that blocks do not repeat and seeds a multiple of 256 apart differ too.
+     */
+    private static long block(long block, long seedHigh) {
+        long z = block * 0x9E3779B97F4A7C15L + seedHigh * 0xD1B54A32D192ED03L + 0x632BE59BD9B4E019L;
         z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;
         z = (z ^ (z >>> 27)) * 0x94D049BB133111EBL;
         return (z ^ (z >>> 31)) >>> 56;
-    }
-
-    /** A seed's term: 7 per unit (seeds less than 256 apart differ at every byte), plus a mix of the rest. */
-    private static long seedTerm(long seed) {
-        return 7 * seed + block(~(seed >>> 8));
     }
 }

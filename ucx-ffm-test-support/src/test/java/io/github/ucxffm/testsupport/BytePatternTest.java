@@ -26,13 +26,31 @@ class BytePatternTest {
     }
 
     @Test
-    void shouldDifferAtEveryByteForNearbySeeds() {
-        byte[] a = BytePattern.bytes(7, 0, 4096);
-        for (int seed = 8; seed < 7 + 256; seed++) {
+    void shouldDifferAtEveryByteForSeedsThatDifferInTheLowByte() {
+        byte[] a = BytePattern.bytes(0x300, 0, 4096);
+        for (int seed = 0x301; seed < 0x400; seed++) {
             byte[] b = BytePattern.bytes(seed, 0, 4096);
             for (int i = 0; i < a.length; i++) {
                 assertNotEquals(a[i], b[i], "seed " + seed + " byte " + i);
             }
+        }
+    }
+
+    @Test
+    void shouldDifferInAlmostEveryBlockForOtherSeeds() {
+        int blocks = 256;
+        byte[] a = BytePattern.bytes(5, 0, blocks * 256);
+        for (long other : new long[] {5 + 256, 5 + 512, 5 + 256 * 1000, 5 - 256, 1000, 1 << 20, Long.MIN_VALUE}) {
+            byte[] b = BytePattern.bytes(other, 0, blocks * 256);
+            int alike = 0;
+            for (int block = 0; block < blocks; block++) {
+                boolean same = true;
+                for (int i = block * 256; i < (block + 1) * 256 && same; i++) {
+                    same = a[i] == b[i];
+                }
+                alike += same ? 1 : 0;
+            }
+            assertTrue(alike <= 8, "seed " + other + ": " + alike + " of " + blocks + " blocks alike");
         }
     }
 
