@@ -80,39 +80,35 @@ class CallbackCloseTest {
      * first message exchanged: {@code ab} is a's endpoint, {@code ba} the one b accepted.
      */
     static final class Pair implements AutoCloseable {
-        final Arena arena = Arena.ofConfined();
-        final UcpContext context = UcpContext.builder().features(UcpContext.Feature.TAG, UcpContext.Feature.AM,
-                UcpContext.Feature.STREAM).config("TLS", "tcp").build();
-        final UcpWorker a = context.newWorker();
-        final UcpWorker b = context.newWorker();
-        final UcpListener listener = b.listen(new InetSocketAddress("127.0.0.1", 0));
         final AtomicInteger abErrors = new AtomicInteger();
         final AtomicReference<UcxException> abError = new AtomicReference<>();
         final AtomicReference<java.util.function.Consumer<UcxException>> onAbError = new AtomicReference<>();
-        final UcpEndpoint ab;
-        final UcpEndpoint ba;
+        final TwoWorkers workers = TwoWorkers.builder(UcpContext.Feature.TAG, UcpContext.Feature.AM,
+                UcpContext.Feature.STREAM).tls("tcp").timeout(BOUND).throughListener(e -> {
+                    abErrors.incrementAndGet();
+                    abError.set(e);
+                    java.util.function.Consumer<UcxException> then = onAbError.get();
+                    if (then != null) {
+                        then.accept(e);
+                    }
+                }).build();
+        final Arena arena = workers.arena;
+        final UcpContext context = workers.context;
+        final UcpWorker a = workers.a;
+        final UcpWorker b = workers.b;
+        final UcpEndpoint ab = workers.ab;
+        final UcpEndpoint ba = workers.ba;
 
         Pair() {
-            ab = connect(a, e -> {
-                abErrors.incrementAndGet();
-                abError.set(e);
-                java.util.function.Consumer<UcxException> then = onAbError.get();
-                if (then != null) {
-                    then.accept(e);
-                }
-            });
-            ba = accept();
             exchange(ab, 1, 64);
         }
 
         UcpEndpoint connect(UcpWorker w, java.util.function.Consumer<UcxException> onError) {
-            return w.connect(UcpEndpoint.Params.socket(listener.address()).onError(onError));
+            return workers.connectToListener(w, onError);
         }
 
         UcpEndpoint accept() {
-            UcpConnectionRequest[] r = new UcpConnectionRequest[1];
-            progressUntil(() -> (r[0] = listener.poll()) != null);
-            return r[0].accept();
+            return workers.accept();
         }
 
         /** Progresses both workers until the condition holds; an exception from a's progress is rethrown. */
@@ -150,8 +146,7 @@ class CallbackCloseTest {
 
         @Override
         public void close() {
-            context.close();
-            arena.close();
+            workers.close();
         }
     }
 

@@ -3,9 +3,11 @@ package io.github.ucxffm;
 import io.github.ucxffm.testsupport.Await;
 
 import java.lang.foreign.Arena;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 
 /**
  * The two-worker fixture of the single-process tests: one context with the given features (and transports), two of
@@ -19,7 +21,7 @@ import java.util.function.BooleanSupplier;
  */
 final class TwoWorkers implements AutoCloseable {
 
-    /** How long a wait of this fixture may take. */
+    /** How long a wait of this fixture may take, unless the builder says otherwise. */
     static final Duration TIMEOUT = Duration.ofSeconds(20);
 
     final UcpContext context;
@@ -27,12 +29,15 @@ final class TwoWorkers implements AutoCloseable {
     /** The second worker; {@code a} itself for a fixture {@link Builder#self() to itself}. */
     final UcpWorker b;
     final UcpEndpoint ab;
-    /** {@code null} unless {@link Builder#bothWays()} asked for it. */
+    /** {@code null} unless {@link Builder#bothWays()} or {@link Builder#throughListener} asked for it. */
     final UcpEndpoint ba;
+    /** b's listener on 127.0.0.1 that {@code ab} connected through, or {@code null}. */
+    final UcpListener listener;
     final Arena arena;
     /** Whether the endpoints ask for peer error handling; {@code null}: the default of {@code connect(address)}. */
     private final Boolean peerErrorHandling;
     private final boolean flushOnClose;
+    private final Duration timeout;
     private final String name;
 
     private TwoWorkers(Builder builder) {
@@ -43,12 +48,20 @@ final class TwoWorkers implements AutoCloseable {
         this.context = cb.build();
         this.peerErrorHandling = builder.peerErrorHandling;
         this.flushOnClose = builder.flushOnClose;
+        this.timeout = builder.timeout;
         this.name = builder.name;
         try {
             a = context.newWorker();
             b = builder.self ? a : context.newWorker();
-            ab = connect(a, b);
-            ba = builder.bothWays ? connect(b, a) : null;
+            if (builder.throughListener) {
+                listener = b.listen(new InetSocketAddress("127.0.0.1", 0));
+                ab = connectToListener(a, builder.onAbError);
+                ba = accept();
+            } else {
+                listener = null;
+                ab = connect(a, b);
+                ba = builder.bothWays ? connect(b, a) : null;
+            }
             arena = Arena.ofConfined();
         } catch (RuntimeException | Error e) {
             context.close();
@@ -74,6 +87,9 @@ final class TwoWorkers implements AutoCloseable {
         private boolean bothWays;
         private boolean self;
         private boolean flushOnClose;
+        private boolean throughListener;
+        private Consumer<UcxException> onAbError;
+        private Duration timeout = TIMEOUT;
         private String name = "two workers";
 
         private Builder(UcpContext.Feature... features) {
@@ -98,6 +114,16 @@ final class TwoWorkers implements AutoCloseable {
             return this;
         }
 
+        /**
+         * {@code ab} made through a listener of b on 127.0.0.1 (a client-server endpoint, with the given error handler)
+         * and {@code ba} the endpoint b accepted, instead of endpoints to worker addresses.
+         */
+        Builder throughListener(Consumer<UcxException> onError) {
+            throughListener = true;
+            onAbError = onError;
+            return this;
+        }
+
         /** One worker with an endpoint to itself: {@code b} is {@code a}. */
         Builder self() {
             self = true;
@@ -110,6 +136,12 @@ final class TwoWorkers implements AutoCloseable {
          */
         Builder flushOnClose() {
             flushOnClose = true;
+            return this;
+        }
+
+        /** How long a wait of the fixture may take. */
+        Builder timeout(Duration value) {
+            timeout = value;
             return this;
         }
 
@@ -129,6 +161,18 @@ final class TwoWorkers implements AutoCloseable {
                 : from.connect(UcpEndpoint.Params.worker(to.address()).peerErrorHandling(peerErrorHandling));
     }
 
+    /** An endpoint from {@code w} to b's {@link #listener}, with the given error handler (or none). */
+    UcpEndpoint connectToListener(UcpWorker w, Consumer<UcxException> onError) {
+        return w.connect(UcpEndpoint.Params.socket(listener.address()).onError(onError));
+    }
+
+    /** Progresses both workers until b's {@link #listener} has a connection request; accepts it. */
+    UcpEndpoint accept() {
+        UcpConnectionRequest[] r = new UcpConnectionRequest[1];
+        awaitCondition(() -> (r[0] = listener.poll()) != null, "a connection request");
+        return r[0].accept();
+    }
+
     /** A second endpoint from {@code a} to {@code b}, made as {@code ab} was. */
     UcpEndpoint connectAgain() {
         return connect(a, b);
@@ -142,9 +186,9 @@ final class TwoWorkers implements AutoCloseable {
         }
     }
 
-    /** Progresses both workers until the condition holds; fails after {@link #TIMEOUT}. */
+    /** Progresses both workers until the condition holds; fails after the timeout. */
     void awaitCondition(BooleanSupplier done, String what) {
-        Await.until(what, TIMEOUT, this::progress, done);
+        Await.until(what, timeout, this::progress, done);
     }
 
     /** Progresses both workers until the request of {@code a} completes; rethrows its failure. */

@@ -30,7 +30,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.zip.CRC32C;
 
-import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT_UNALIGNED;
 import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 
@@ -843,15 +842,13 @@ public final class NetnsScenario {
         Traffic up = new Traffic(pair.client, pair.c.ep, pair.server, TAG_C2S, messages, 11, pair.arena);
         Traffic down = new Traffic(pair.server, pair.s.ep, pair.client, TAG_S2C, messages, 12, pair.arena);
         long t = System.nanoTime();
-        long deadline = t + TimeUnit.SECONDS.toNanos(30);
-        while (!(up.finished() && down.finished())) {
+        Await.until(() -> "noisy traffic done: " + up + " / " + down, Duration.ofSeconds(30), () -> {
             pair.progress();
             up.step();
             down.step();
-            check(System.nanoTime() - deadline < 0, "noisy traffic not done in 30 s: " + up + " / " + down);
             check(pair.c.reports == 0 && pair.s.reports == 0, "endpoint failed on a working link: "
                     + pair.c.status() + " / " + pair.s.status());
-        }
+        }, () -> up.finished() && down.finished());
         long ms = millisSince(t);
         up.drain();
         down.drain();
