@@ -18,6 +18,8 @@ public final class Samples {
     static {
         SAMPLES.put("hello", new Entry("the shortest client/server: one message each way", Hello::run));
         SAMPLES.put("tag-pingpong", new Entry("tag-matched ping-pong latency", TagPingPong::run));
+        SAMPLES.put("demo", new Entry("tag-pingpong server and client processes over shm, then tcp, and a table "
+                + "(./ucx-ffm demo)", Demo::run));
         SAMPLES.put("info", new Entry("the UCX version and transports of this machine", a -> Info.main(a)));
     }
 

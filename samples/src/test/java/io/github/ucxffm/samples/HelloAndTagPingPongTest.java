@@ -9,6 +9,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import static io.github.ucxffm.samples.SampleAssertions.awaitOutput;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -73,7 +74,8 @@ class HelloAndTagPingPongTest {
             int port = server.port(30);
             try (SampleRun client = SampleRun.start("tag-pingpong", "--client", "127.0.0.1:" + port,
                     "--iterations", "100000000", "--warmup", "0")) {
-                Thread.sleep(1500);
+                awaitOutput(server, "connected", 60); // mid-run, however slowly a loaded machine starts the client
+                Thread.sleep(500);
                 server.kill();
                 int status = client.exit(60);
                 assertEquals(1, status, client.output());

@@ -12,6 +12,7 @@ import java.util.regex.MatchResult;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import static io.github.ucxffm.samples.SampleAssertions.awaitOutput;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -100,7 +101,8 @@ class RmaPingPongTest {
             int port = server.port(30);
             try (SampleRun client = SampleRun.start("rma-pingpong", "--client", "127.0.0.1:" + port,
                     "--iterations", "100000000", "--warmup", "0", "--transport", "tcp")) {
-                Thread.sleep(1500);
+                awaitOutput(server, "connected", 60); // mid-run, however slowly a loaded machine starts the client
+                Thread.sleep(500);
                 server.kill();
                 assertEquals(1, client.exit(60), client.output());
                 assertTrue(client.output().contains("went away") || client.output().contains("no answer"),
