@@ -48,7 +48,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * bindings by reflection, so a struct or constant added later is covered without touching this test.
  * <p>
  * The bindings are generated from one UCX release and run on others, so the test is release-aware, led by the
- * committed record of the installed release ({@code native-headers/releases/ucx-VERSION.txt}, which
+ * committed record of the installed release ({@code ucx-ffm-generator/releases/ucx-VERSION.txt}, which
  * RegenerationTest holds true to the headers):
  * <ul>
  *   <li>everything the installed headers declare is compared; a constant through its accessor, so a value that
@@ -151,7 +151,7 @@ class AbiTest {
             collectHeaderMembers(header);
         }
         installed = readSurface(UcxLibraryHook.versionString());
-        for (String line : Files.readAllLines(repoRoot().resolve("native-headers/ucx.args"))) {
+        for (String line : Files.readAllLines(repoRoot().resolve("ucx-ffm-generator/ucx.args"))) {
             if (line.startsWith("--include-")) {
                 outside.add(line.split("\\s+")[1]);
             }
@@ -210,7 +210,7 @@ class AbiTest {
     }
 
     private static Surface readSurface(String version) throws IOException {
-        Path file = repoRoot().resolve("native-headers/releases/ucx-" + version + ".txt");
+        Path file = repoRoot().resolve("ucx-ffm-generator/releases/ucx-" + version + ".txt");
         assertTrue(Files.isRegularFile(file), "no record of the loaded UCX " + version + " (" + file
                 + "): run ./ucx-ffm regen --dump on it");
         Surface s = new Surface(version, new TreeSet<>(), new TreeMap<>(), new TreeMap<>(), new TreeMap<>(),
@@ -311,17 +311,17 @@ class AbiTest {
     }
 
     private static String includes() {
-        Path wrapper = repoRoot().resolve("native-headers/ucx.h");
+        Path wrapper = repoRoot().resolve("ucx-ffm-generator/ucx.h");
         return "#include <stddef.h>\n#include <stdio.h>\n#include <stdint.h>\n#include \"" + wrapper + "\"\n";
     }
 
     static Path repoRoot() {
         String root = System.getProperty("ucxffm.repo.root");
         Path p = root != null ? Path.of(root).toAbsolutePath() : Path.of("").toAbsolutePath();
-        while (p.getParent() != null && !Files.isRegularFile(p.resolve("native-headers/ucx.h"))) {
+        while (p.getParent() != null && !Files.isRegularFile(p.resolve("ucx-ffm-generator/ucx.h"))) {
             p = p.getParent();
         }
-        assertTrue(Files.isRegularFile(p.resolve("native-headers/ucx.h")), "repository root not found at " + p);
+        assertTrue(Files.isRegularFile(p.resolve("ucx-ffm-generator/ucx.h")), "repository root not found at " + p);
         return p;
     }
 
