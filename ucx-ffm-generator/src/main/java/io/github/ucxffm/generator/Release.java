@@ -164,7 +164,7 @@ final class Release implements Comparable<Release> {
     }
 
     private static long fieldSize(Model.CType type) {
-        return switch (Emitter.resolve(type)) {
+        return switch (TypeMapping.resolve(type)) {
             case Model.Primitive p -> switch (p.prim()) {
                 case BOOL, CHAR -> 1;
                 case SHORT -> 2;
@@ -180,7 +180,7 @@ final class Release implements Comparable<Release> {
 
     static Value valueOf(Constant c) {
         if (c.value() instanceof String s) {
-            return new Value("string", Emitter.javaString(s));
+            return new Value("string", Text.javaString(s));
         }
         if (c.pointer()) {
             return new Value("pointer", c.value().toString());
