@@ -17,7 +17,8 @@ import java.util.Map;
 /**
  * {@code --dump-includes}: an argument file naming every symbol of the headers that {@code --header-filter} keeps,
  * one {@code --include-KIND NAME} a line, grouped by the header that declares it under a heading per subsystem (the
- * first folder of the header's path below {@code include/}), UCX's subsystems first.
+ * first folder of the header's path below {@code include/}). Subsystems come in the order of the filters that keep
+ * them, so the argument file reads in the order the filters were given.
  */
 final class SymbolDump {
 
@@ -72,17 +73,14 @@ final class SymbolDump {
         }
     }
 
-    private static final List<String> SUBSYSTEMS = List.of("ucp/", "uct/", "ucs/");
-
-    /** The protocol layer, transports, then services. */
+    /** The position of the first --header-filter that keeps {@code file}: where its group goes. */
     static int rank(String file, Options options) {
-        String p = Text.shortPath(file);
-        for (int i = 0; i < SUBSYSTEMS.size(); i++) {
-            if (p.startsWith(SUBSYSTEMS.get(i))) {
+        for (int i = 0; i < options.headerFilters.size(); i++) {
+            if (file.contains(options.headerFilters.get(i))) {
                 return i;
             }
         }
-        return SUBSYSTEMS.size();
+        return options.headerFilters.size();
     }
 
     /** The heading of a header's group: the first folder below {@code include/}, in capitals, else "other". */
