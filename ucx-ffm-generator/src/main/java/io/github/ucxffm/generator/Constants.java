@@ -160,6 +160,7 @@ final class Constants {
         return c.pointer() ? "(void*) " + c.value() : cValue(c.type(), c.value());
     }
 
+    /** A number as C writes it: an int truncated to 32 bits, a float to single precision. */
     private static String cValue(Prim type, Object value) {
         return switch (type) {
             case INT -> Integer.toString((int) (long) (Long) value);

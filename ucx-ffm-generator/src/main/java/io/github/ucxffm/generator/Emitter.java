@@ -89,7 +89,8 @@ final class Emitter {
             }
         }
         for (Function f : unit.functions) {
-            if (selection.take(Options.Kind.FUNCTION, f.name()) && selection.supported(f.type(), "function " + f.name())) {
+            if (selection.take(Options.Kind.FUNCTION, f.name())
+                    && selection.supported(f.type(), "function " + f.name())) {
                 selection.requireByValue(f.type(), "function " + f.name());
                 members.add(f.type().variadic() ? header.variadicFunction(f) : header.function(f));
             }

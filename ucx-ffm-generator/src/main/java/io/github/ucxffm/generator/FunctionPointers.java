@@ -32,6 +32,7 @@ final class FunctionPointers {
         return Text.indent(render(name, f, cDecl, "", "public static class "), "    ");
     }
 
+    /** The class around the body: the C declaration as Javadoc, a hidden constructor. */
     private String render(String name, FunctionType f, String cDecl, String note, String modifiers) {
         String body = f.variadic() ? variadicBody(f) : body(name, f);
         return """
@@ -45,6 +46,7 @@ final class FunctionPointers {
                 """.formatted(Docs.snippet("", cDecl, note), modifiers, name, Text.indent(body, "    "));
     }
 
+    /** A variadic signature: the descriptor of its fixed arguments only. */
     private String variadicBody(FunctionType f) {
         return """
                 /** The fixed part of the signature; variadic function pointers have no upcall or invoker. */
@@ -59,6 +61,10 @@ final class FunctionPointers {
                 """.formatted(types.descriptor(f));
     }
 
+    /**
+     * The {@code Function} interface, the descriptor, {@code allocate} (an upcall stub bound to a {@code Function})
+     * and {@code invoke} (a downcall through a pointer); a by-value record result takes an allocator.
+     */
     private String body(String name, FunctionType f) {
         List<String> names = TypeMapping.paramNames(f);
         String ret = TypeMapping.carrier(f.result());

@@ -182,7 +182,8 @@ final class HeaderClass {
                         }
                     }
                 """.formatted(Docs.doc("    ", "Variadic invoker class for:", proto, notes.note(n)), n,
-                types.descriptor(f), h, Docs.escape(proto), ret, params, call(ret, "spreader", String.join(", ", args)));
+                types.descriptor(f), h, Docs.escape(proto), ret, params,
+                call(ret, "spreader", String.join(", ", args)));
     }
 
     /**

@@ -76,6 +76,10 @@ final class Records {
                 Text.indent(helpers(r), "    "));
     }
 
+    /**
+     * The fields of {@code r} as C code reaches them, into {@code out}: an anonymous member's fields in its place,
+     * with the layout path through it; bit-fields left out (a layout cannot address them).
+     */
     private void flatten(Record r, String path, long base, List<FlatField> out) {
         for (Field f : r.fields) {
             if (f.bitField()) {
@@ -152,7 +156,8 @@ final class Records {
         if (cursor < r.size) {
             elements.add("MemoryLayout.paddingLayout(" + (r.union ? r.size : r.size - cursor) + ")");
         } else if (cursor > r.size) {
-            throw new GeneratorException(r.cSpelling + ": fields end at " + cursor + " but clang says sizeof is " + r.size);
+            throw new GeneratorException(r.cSpelling + ": fields end at " + cursor + " but clang says sizeof is "
+                    + r.size);
         }
         return "MemoryLayout.%s(%s\n%s)%s".formatted(r.union ? "unionLayout" : "structLayout",
                 elements.stream().map(e -> "\n" + indent + "    " + e).collect(Collectors.joining(",")), indent,
@@ -167,6 +172,7 @@ final class Records {
         return "%s%s {\n%s%s}".formatted(r.keyword(), r.anonymous() ? "" : " " + r.tag, members, indent);
     }
 
+    /** One member of a C declaration, without the semicolon. */
     private static String memberDeclaration(Field f, String indent) {
         if (f.anonymousMember()) {
             return cDeclaration(((RecordRef) f.type()).record(), indent + "    ");
@@ -239,7 +245,8 @@ final class Records {
                 }
 
                 %7$s%8$s""".formatted(n, lt, ff.path(), Docs.doc("", "Layout for field:", cDecl), ff.offset(),
-                Docs.doc("", "Offset for field:", cDecl), access, t instanceof Array ? arrayAccessors(f, n, cDecl) : "");
+                Docs.doc("", "Offset for field:", cDecl), access,
+                t instanceof Array ? arrayAccessors(f, n, cDecl) : "");
     }
 
     /** An array field's dimensions and its per-element getter and setter, one index a dimension. */

@@ -200,6 +200,8 @@ final class Release implements Comparable<Release> {
         StringBuilder sb = new StringBuilder();
         sb.append("# The public surface of ").append(header).append(" in ").append(name())
                 .append(", as its installed headers declare it.\n")
+                // Names this project's launcher: the line is part of the committed records, which must stay
+                // byte-identical to a new dump of the same release.
                 .append("# Written by ucx-ffm-generator --dump-release (./ucx-ffm regen --dump); do not edit.\n")
                 .append("# function NAME | constant NAME TYPE VALUE | record NAME KEYWORD SIZE ALIGN\n")
                 .append("# | field RECORD NAME OFFSET SIZE | typedef NAME | var NAME   (sizes and offsets in bytes)\n");

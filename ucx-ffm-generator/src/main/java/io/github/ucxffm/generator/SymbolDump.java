@@ -66,6 +66,7 @@ final class SymbolDump {
         return text.toString();
     }
 
+    /** Adds the line of {@code name} to its header's group when the filters keep that header. */
     private static void add(Map<String, List<String>> byFile, Options options, String file, Options.Kind kind,
                             String name) {
         if (options.headerFilters.isEmpty() || options.headerFilters.stream().anyMatch(file::contains)) {

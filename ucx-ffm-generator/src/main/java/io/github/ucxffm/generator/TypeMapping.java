@@ -127,6 +127,7 @@ final class TypeMapping {
         return o;
     }
 
+    /** Whether {@code r} is an anonymous struct or union member, whose fields its enclosing record reaches. */
     private static boolean isAnonymousMember(Record r) {
         if (r.enclosing == null) {
             return false;

@@ -26,8 +26,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * project supports:
  * <ul>
  *   <li>the committed record of the installed release ({@code releases/ucx-VERSION.txt} in {@link #INPUTS}) is
- *   exactly what {@code --dump-release} makes from the installed headers, so the "since" notes and the per-release constant
- *   values generated from the records are true for this release;</li>
+ *   exactly what {@code --dump-release} makes from the installed headers, so the "since" notes and the per-release
+ *   constant values generated from the records are true for this release;</li>
  *   <li>on the release the bindings were generated from, regenerating into a temporary folder gives a byte-identical
  *   tree;</li>
  *   <li>on any other release, every function, constant and record the installed headers declare is in the committed
