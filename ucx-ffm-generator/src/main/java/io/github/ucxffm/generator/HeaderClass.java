@@ -39,21 +39,42 @@ final class HeaderClass {
     }
 
     /**
+     * What both forms of a function member start from: the C prototype, the Java parameter names, whether a
+     * {@code SegmentAllocator} leads (a record returned by value) and the Java return type.
+     */
+    private record Signature(String name, FunctionType type, String prototype, List<String> names, boolean allocator,
+                             String ret) {
+
+        static Signature of(Function fn) {
+            FunctionType f = fn.type();
+            return new Signature(fn.name(), f, Docs.prototype(fn.name(), f), TypeMapping.paramNames(f),
+                    TypeMapping.returnsRecord(f), TypeMapping.carrier(f.result()));
+        }
+
+        /** The Java parameter list. */
+        String parameters() {
+            return TypeMapping.parameterList(type, names, allocator);
+        }
+
+        /** The arguments a call passes on to the handle: the allocator first, then the parameters. */
+        List<String> arguments() {
+            List<String> args = new ArrayList<>();
+            if (allocator) {
+                args.add("allocator");
+            }
+            args.addAll(names);
+            return args;
+        }
+    }
+
+    /**
      * A function: a holder class initialised on first use (so a missing symbol fails at the first call only), the
      * descriptor, handle and address accessors, and the typed method that calls it.
      */
     String function(Function fn) {
-        FunctionType f = fn.type();
-        String n = fn.name();
-        String proto = Docs.prototype(n, f);
-        List<String> names = TypeMapping.paramNames(f);
-        boolean alloc = TypeMapping.returnsRecord(f);
-        String ret = TypeMapping.carrier(f.result());
-        List<String> args = new ArrayList<>();
-        if (alloc) {
-            args.add("allocator");
-        }
-        args.addAll(names);
+        Signature s = Signature.of(fn);
+        String n = s.name();
+        String proto = s.prototype();
         return """
 
                     private static class %1$s$ {
@@ -86,12 +107,12 @@ final class HeaderClass {
                             throw new AssertionError("should not reach here", ex$);
                         }
                     }
-                """.formatted(n, types.descriptor(f), h,
+                """.formatted(n, types.descriptor(s.type()), h,
                 Docs.doc("    ", "Function descriptor for:", proto),
                 Docs.doc("    ", "Downcall method handle for:", proto),
                 Docs.doc("    ", "Address for:", proto),
-                Docs.snippet("    ", proto, notes.note(n)), ret, TypeMapping.parameterList(f, names, alloc),
-                call(ret, "mh$", String.join(", ", args)));
+                Docs.snippet("    ", proto, notes.note(n)), s.ret(), s.parameters(),
+                call(s.ret(), "mh$", String.join(", ", s.arguments())));
     }
 
     /** A statement invoking {@code handle} exactly with {@code args}, returning its result unless {@code void}. */
@@ -102,23 +123,15 @@ final class HeaderClass {
 
     /** A variadic function: an invoker class made per list of variadic argument layouts. */
     String variadicFunction(Function fn) {
-        FunctionType f = fn.type();
-        String n = fn.name();
-        String proto = Docs.prototype(n, f);
-        List<String> names = TypeMapping.paramNames(f);
-        boolean alloc = TypeMapping.returnsRecord(f);
-        String ret = TypeMapping.carrier(f.result());
-        String params = TypeMapping.parameterList(f, names, alloc);
-        String vaName = "x" + names.size();
-        while (names.contains(vaName)) {
+        Signature s = Signature.of(fn);
+        String n = s.name();
+        String proto = s.prototype();
+        String vaName = "x" + s.names().size();
+        while (s.names().contains(vaName)) {
             vaName += "_";
         }
-        params = params.isEmpty() ? "Object... " + vaName : params + ", Object... " + vaName;
-        List<String> args = new ArrayList<>();
-        if (alloc) {
-            args.add("allocator");
-        }
-        args.addAll(names);
+        String params = s.parameters().isEmpty() ? "Object... " + vaName : s.parameters() + ", Object... " + vaName;
+        List<String> args = s.arguments();
         args.add(vaName);
         return """
 
@@ -182,8 +195,8 @@ final class HeaderClass {
                         }
                     }
                 """.formatted(Docs.doc("    ", "Variadic invoker class for:", proto, notes.note(n)), n,
-                types.descriptor(f), h, Docs.escape(proto), ret, params,
-                call(ret, "spreader", String.join(", ", args)));
+                types.descriptor(s.type()), h, Docs.escape(proto), s.ret(), params,
+                call(s.ret(), "spreader", String.join(", ", args)));
     }
 
     /**
