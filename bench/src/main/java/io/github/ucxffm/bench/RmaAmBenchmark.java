@@ -48,7 +48,7 @@ public class RmaAmBenchmark extends BenchmarkBase {
         receiver = context.newWorker();
         // no peer error handling, as ucx_perftest: UCX 1.13 then uses shared memory between the workers (with it,
         // tcp over loopback)
-        endpoint = sender.connect(io.github.ucxffm.UcpEndpoint.Params.worker(receiver.address())
+        endpoint = sender.connect(UcpEndpoint.Params.worker(receiver.address())
                 .peerErrorHandling(false));
         region = context.allocate(4096);
         rkey = endpoint.unpackRemoteKey(region.packRemoteKey());

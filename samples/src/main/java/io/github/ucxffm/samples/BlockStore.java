@@ -15,6 +15,7 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
@@ -478,7 +479,7 @@ public final class BlockStore {
         private Op acquire(int kind, long id) {
             if (freeCount == 0) {
                 int n = Math.max(16, ops.length * 2);
-                Op[] more = java.util.Arrays.copyOf(ops, n);
+                Op[] more = Arrays.copyOf(ops, n);
                 free = new int[n];
                 for (int i = n - 1; i >= ops.length; i--) {
                     more[i] = new Op(arena, i);

@@ -7,6 +7,7 @@ import io.github.ucxffm.bindings.uct_tl_resource_desc;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.Locale;
 
 import static io.github.ucxffm.bindings.ucx_h.*;
 import static java.lang.foreign.ValueLayout.ADDRESS;
@@ -30,7 +31,7 @@ public final class Info {
                     + "UCX %s%n", UcxVersion.OLDEST_SUPPORTED, loaded.isSupported() ? "" : " (NOT this one)",
                     UcxVersion.BINDINGS_GENERATED_FROM, UcxVersion.TESTED);
             for (UcxVersion.Capability c : UcxVersion.Capability.values()) {
-                System.out.printf("  %-40s %s (UCX %s and later)%n", c.name().toLowerCase(java.util.Locale.ROOT),
+                System.out.printf("  %-40s %s (UCX %s and later)%n", c.name().toLowerCase(Locale.ROOT),
                         loaded.has(c) ? "used" : "not used", c.since());
             }
             System.out.printf("%-12s %-12s %s%n", "component", "transport", "device");

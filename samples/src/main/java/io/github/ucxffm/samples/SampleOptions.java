@@ -2,6 +2,7 @@ package io.github.ucxffm.samples;
 
 import java.net.InetSocketAddress;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -109,7 +110,7 @@ public record SampleOptions(boolean server, String host, int port, long size, lo
     }
 
     private static long parse(String option, String text, long min, long max) {
-        String t = text.trim().toLowerCase(java.util.Locale.ROOT);
+        String t = text.trim().toLowerCase(Locale.ROOT);
         long unit = 1;
         if (t.endsWith("k")) {
             unit = 1024;

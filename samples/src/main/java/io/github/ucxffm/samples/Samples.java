@@ -1,5 +1,9 @@
 package io.github.ucxffm.samples;
 
+import io.github.ucxffm.UcxException;
+import io.github.ucxffm.UcxPeerFailureException;
+
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -18,6 +22,8 @@ public final class Samples {
     static {
         SAMPLES.put("hello", new Entry("the shortest client/server: one message each way", Hello::run));
         SAMPLES.put("tag-pingpong", new Entry("tag-matched ping-pong latency", TagPingPong::run));
+        SAMPLES.put("demo", new Entry("tag-pingpong server and client processes over shm, then tcp, and a table "
+                + "(./ucx-ffm demo)", Demo::run));
         SAMPLES.put("info", new Entry("the UCX version and transports of this machine", a -> Info.main(a)));
     }
 
@@ -49,7 +55,7 @@ public final class Samples {
                     SAMPLES.keySet()));
             System.exit(SampleException.USAGE);
         }
-        String[] rest = java.util.Arrays.copyOfRange(args, 1, args.length);
+        String[] rest = Arrays.copyOfRange(args, 1, args.length);
         if (rest.length > 0 && (rest[0].equals("--help") || rest[0].equals("-h"))) {
             System.out.println("usage: " + args[0] + " (--server | --client HOST[:PORT]) [options]\n"
                     + SampleOptions.USAGE);
@@ -61,7 +67,7 @@ public final class Samples {
             System.out.flush();
             System.err.println(args[0] + ": " + e.getMessage());
             System.exit(e.status());
-        } catch (io.github.ucxffm.UcxException e) {
+        } catch (UcxException e) {
             // A failure outside the samples' own waiting (an operation refused at once on a failed endpoint): still
             // one line, no stack trace.
             System.out.flush();

@@ -74,7 +74,8 @@ class HelloAndTagPingPongTest {
             int port = SampleRun.port(server, 30);
             try (ChildProcess client = SampleRun.start("tag-pingpong", "--client", "127.0.0.1:" + port,
                     "--iterations", "100000000", "--warmup", "0")) {
-                Thread.sleep(1500);
+                server.awaitOutput("connected", 60); // mid-run, however slowly a loaded machine starts the client
+                Thread.sleep(500);
                 server.kill();
                 int status = client.waitFor(60);
                 assertEquals(1, status, client.output());

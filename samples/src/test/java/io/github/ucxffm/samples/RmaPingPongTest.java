@@ -101,7 +101,8 @@ class RmaPingPongTest {
             int port = SampleRun.port(server, 30);
             try (ChildProcess client = SampleRun.start("rma-pingpong", "--client", "127.0.0.1:" + port,
                     "--iterations", "100000000", "--warmup", "0", "--transport", "tcp")) {
-                Thread.sleep(1500);
+                server.awaitOutput("connected", 60); // mid-run, however slowly a loaded machine starts the client
+                Thread.sleep(500);
                 server.kill();
                 assertEquals(1, client.waitFor(60), client.output());
                 assertTrue(client.output().contains("went away") || client.output().contains("no answer"),

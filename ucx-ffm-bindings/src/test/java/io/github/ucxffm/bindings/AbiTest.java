@@ -50,7 +50,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * bindings by reflection, so a struct or constant added later is covered without touching this test.
  * <p>
  * The bindings are generated from one UCX release and run on others, so the test is release-aware, led by the
- * committed record of the installed release ({@code native-headers/releases/ucx-VERSION.txt}, which
+ * committed record of the installed release ({@code src/headers/releases/ucx-VERSION.txt} of this module, which
  * RegenerationTest holds true to the headers):
  * <ul>
  *   <li>everything the installed headers declare is compared; a constant through its accessor, so a value that
@@ -65,6 +65,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class AbiTest {
+
+    /** Where this module keeps the inputs its bindings are generated from, relative to the repository root. */
+    static final String HEADERS = "ucx-ffm-bindings/src/headers";
 
     /**
      * Records whose layout differs between UCX releases other than by growing at the end, each read only by code
@@ -153,7 +156,7 @@ class AbiTest {
             collectHeaderMembers(header);
         }
         installed = readSurface(UcxLibraryHook.versionString());
-        for (String line : Files.readAllLines(repoRoot().resolve("native-headers/ucx.args"))) {
+        for (String line : Files.readAllLines(headers().resolve("ucx.args"))) {
             if (line.startsWith("--include-")) {
                 outside.add(line.split("\\s+")[1]);
             }
@@ -212,7 +215,7 @@ class AbiTest {
     }
 
     private static Surface readSurface(String version) throws IOException {
-        Path file = repoRoot().resolve("native-headers/releases/ucx-" + version + ".txt");
+        Path file = headers().resolve("releases/ucx-" + version + ".txt");
         assertTrue(Files.isRegularFile(file), "no record of the loaded UCX " + version + " (" + file
                 + "): run ./ucx-ffm regen --dump on it");
         Surface s = new Surface(version, new TreeSet<>(), new TreeMap<>(), new TreeMap<>(), new TreeMap<>(),
@@ -313,17 +316,22 @@ class AbiTest {
     }
 
     private static String includes() {
-        Path wrapper = repoRoot().resolve("native-headers/ucx.h");
+        Path wrapper = headers().resolve("ucx.h");
         return "#include <stddef.h>\n#include <stdio.h>\n#include <stdint.h>\n#include \"" + wrapper + "\"\n";
+    }
+
+    /** The bindings' inputs: the wrapper header, the argument files and the release records. */
+    private static Path headers() {
+        return repoRoot().resolve(HEADERS);
     }
 
     static Path repoRoot() {
         String root = System.getProperty("ucxffm.repo.root");
         Path p = root != null ? Path.of(root).toAbsolutePath() : Path.of("").toAbsolutePath();
-        while (p.getParent() != null && !Files.isRegularFile(p.resolve("native-headers/ucx.h"))) {
+        while (p.getParent() != null && !Files.isRegularFile(p.resolve(HEADERS).resolve("ucx.h"))) {
             p = p.getParent();
         }
-        assertTrue(Files.isRegularFile(p.resolve("native-headers/ucx.h")), "repository root not found at " + p);
+        assertTrue(Files.isRegularFile(p.resolve(HEADERS).resolve("ucx.h")), "repository root not found at " + p);
         return p;
     }
 

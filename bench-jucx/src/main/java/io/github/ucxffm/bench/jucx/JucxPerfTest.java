@@ -28,6 +28,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.Collections;
 import java.util.EnumSet;
 import java.util.Set;
 import java.util.concurrent.locks.LockSupport;
@@ -55,7 +57,7 @@ public final class JucxPerfTest extends PerfRunner {
     static {
         Set<PerfTestType> s = EnumSet.allOf(PerfTestType.class);
         s.removeIf(t -> t.operation().isAtomic() || t.operation() == PerfTestType.Operation.TAG_SYNC);
-        SUPPORTED = java.util.Collections.unmodifiableSet(s);
+        SUPPORTED = Collections.unmodifiableSet(s);
     }
 
     private static final long HANDSHAKE_TIMEOUT_NANOS = 30_000_000_000L;
@@ -474,7 +476,7 @@ public final class JucxPerfTest extends PerfRunner {
             // does. Fetches started inside this callback stalled for seconds during development (4 of 5 runs of
             // ucp_am_lat -s 65536 -n 2000 timed out on a loaded machine; from the loop, none did).
             if (amKeptCount == amKept.length) {
-                amKept = java.util.Arrays.copyOf(amKept, amKept.length * 2);
+                amKept = Arrays.copyOf(amKept, amKept.length * 2);
             }
             amKept[amKeptCount++] = data;
             return UcsConstants.STATUS.UCS_INPROGRESS;
@@ -487,7 +489,7 @@ public final class JucxPerfTest extends PerfRunner {
             worker.progress();
             for (int i = 0; i < amKeptCount; i++) {
                 if (amReceiveCount == amReceives.length) {
-                    amReceives = java.util.Arrays.copyOf(amReceives, amReceives.length * 2);
+                    amReceives = Arrays.copyOf(amReceives, amReceives.length * 2);
                 }
                 amReceives[amReceiveCount++] = amKept[i].receive(recv, null);
                 amKept[i] = null;

@@ -25,6 +25,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
 /**
  * {@code ./ucx-ffm bench compare}: runs UCX's {@code ucx_perftest}, the ucx-ffm runner and the JUCX runner in one
@@ -321,7 +322,7 @@ public final class Compare {
                     job.impl().label(), job.repetition(), what, r.seconds());
         }
         double minutes = (System.nanoTime() - started) / 60e9;
-        try (java.util.stream.Stream<Path> left = Files.list(logs)) {
+        try (Stream<Path> left = Files.list(logs)) {
             if (left.findAny().isEmpty()) {
                 Files.delete(logs); // only failed runs keep their output
             }

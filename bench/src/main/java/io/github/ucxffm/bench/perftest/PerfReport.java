@@ -1,6 +1,8 @@
 package io.github.ucxffm.bench.perftest;
 
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.Arrays;
 import java.util.Locale;
 
@@ -222,7 +224,7 @@ public final class PerfReport {
      * @return the count, or {@code -1} when the JVM does not tell
      */
     public static long allocatedBytes() {
-        java.lang.management.ThreadMXBean bean = java.lang.management.ManagementFactory.getThreadMXBean();
+        ThreadMXBean bean = ManagementFactory.getThreadMXBean();
         if (bean instanceof com.sun.management.ThreadMXBean sun && sun.isThreadAllocatedMemorySupported()) {
             return sun.getCurrentThreadAllocatedBytes();
         }

@@ -1,6 +1,10 @@
 package io.github.ucxffm.bench.perftest;
 
 import java.io.PrintStream;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
+import java.util.Locale;
+import java.util.function.Consumer;
 
 /**
  * The skeleton every {@code ucx_perftest}-compatible runner shares, whatever binding it drives: the command line
@@ -147,7 +151,7 @@ public abstract class PerfRunner implements AutoCloseable {
      * @return the exit status: 0 on success, 1 on failure or bad usage
      */
     public static int run(String runner, PrintStream out, PrintStream err, String[] args,
-                          java.util.function.Consumer<PerfTestType> check, String extra, Factory factory) {
+                          Consumer<PerfTestType> check, String extra, Factory factory) {
         PerfParams p;
         try {
             p = PerfParams.parse(runner, args);
@@ -298,7 +302,7 @@ public abstract class PerfRunner implements AutoCloseable {
                         | (elapsed >= WARMUP_MAX_NANOS || !warmsUpInRounds() ? WARMUP_STOP : 0);
                 more = anotherWarmupRound(mine, barrier(WARMUP_BARRIER, mine, false));
             }
-            warmupLine = String.format(java.util.Locale.ROOT, "%s: warm-up: %d round%s of %d iterations, %.0f ms",
+            warmupLine = String.format(Locale.ROOT, "%s: warm-up: %d round%s of %d iterations, %.0f ms",
                     runner, rounds, rounds == 1 ? "" : "s", warmup, (System.nanoTime() - start) / 1e6);
         }
         barrier(1, 0, false);
@@ -366,7 +370,7 @@ public abstract class PerfRunner implements AutoCloseable {
 
     /** Milliseconds this JVM's compiler has worked so far ({@code -1} when it does not tell). */
     private static long compilationMillis() {
-        java.lang.management.CompilationMXBean c = java.lang.management.ManagementFactory.getCompilationMXBean();
+        CompilationMXBean c = ManagementFactory.getCompilationMXBean();
         return c != null && c.isCompilationTimeMonitoringSupported() ? c.getTotalCompilationTime() : -1;
     }
 

@@ -18,6 +18,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.concurrent.locks.LockSupport;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
@@ -468,7 +469,7 @@ public final class PerfTest extends PerfRunner {
     private void onActiveMessage(UcpAmMessage message) {
         if (message.isRendezvous()) {
             if (amKeptCount == amKept.length) {
-                amKept = java.util.Arrays.copyOf(amKept, amKept.length * 2);
+                amKept = Arrays.copyOf(amKept, amKept.length * 2);
             }
             amKept[amKeptCount++] = message.keep();
         }
@@ -484,7 +485,7 @@ public final class PerfTest extends PerfRunner {
                 amKept[i] = null;
                 if (token != UcpWorker.COMPLETED) {
                     if (amReceiveCount == amReceives.length) {
-                        amReceives = java.util.Arrays.copyOf(amReceives, amReceives.length * 2);
+                        amReceives = Arrays.copyOf(amReceives, amReceives.length * 2);
                     }
                     amReceives[amReceiveCount++] = token;
                 }

@@ -51,7 +51,8 @@ final class Options {
               --dump-includes FILE         write every symbol of the headers matched by --header-filter as an
                                            argument file, and generate nothing
               --header-filter TEXT         with --dump-includes or --dump-release: keep headers whose path
-                                           contains TEXT
+                                           contains TEXT (repeatable; --dump-includes groups headers in the
+                                           order of the filters that keep them)
               --dump-release DIR           (ucx-ffm extension) write the public surface of the headers matched
                                            by --header-filter (functions, constants with type and value,
                                            records with size and field offsets, typedefs, variables) to

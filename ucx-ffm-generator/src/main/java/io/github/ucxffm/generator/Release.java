@@ -164,7 +164,7 @@ final class Release implements Comparable<Release> {
     }
 
     private static long fieldSize(Model.CType type) {
-        return switch (Emitter.resolve(type)) {
+        return switch (TypeMapping.resolve(type)) {
             case Model.Primitive p -> switch (p.prim()) {
                 case BOOL, CHAR -> 1;
                 case SHORT -> 2;
@@ -180,7 +180,7 @@ final class Release implements Comparable<Release> {
 
     static Value valueOf(Constant c) {
         if (c.value() instanceof String s) {
-            return new Value("string", Emitter.javaString(s));
+            return new Value("string", Text.javaString(s));
         }
         if (c.pointer()) {
             return new Value("pointer", c.value().toString());
@@ -200,6 +200,8 @@ final class Release implements Comparable<Release> {
         StringBuilder sb = new StringBuilder();
         sb.append("# The public surface of ").append(header).append(" in ").append(name())
                 .append(", as its installed headers declare it.\n")
+                // Names this project's launcher: the line is part of the committed records, which must stay
+                // byte-identical to a new dump of the same release.
                 .append("# Written by ucx-ffm-generator --dump-release (./ucx-ffm regen --dump); do not edit.\n")
                 .append("# function NAME | constant NAME TYPE VALUE | record NAME KEYWORD SIZE ALIGN\n")
                 .append("# | field RECORD NAME OFFSET SIZE | typedef NAME | var NAME   (sizes and offsets in bytes)\n");

@@ -42,7 +42,7 @@ public final class Main {
                         name -> true);
                 String text = "# Symbols of " + Path.of(options.header).getFileName()
                         + ", one --include option a line, grouped by the header that declares them.\n"
-                        + Emitter.dump(unit, options);
+                        + SymbolDump.dump(unit, options);
                 writeString(options.dumpIncludes, text);
                 return Map.of(options.dumpIncludes.toString(), text);
             }

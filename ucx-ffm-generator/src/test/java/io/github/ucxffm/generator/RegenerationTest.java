@@ -25,9 +25,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
  * The committed bindings and release records are true to the installed UCX headers, on every UCX release the
  * project supports:
  * <ul>
- *   <li>the committed record of the installed release ({@code native-headers/releases/ucx-VERSION.txt}) is exactly
- *   what {@code --dump-release} makes from the installed headers, so the "since" notes and the per-release constant
- *   values generated from the records are true for this release;</li>
+ *   <li>the committed record of the installed release ({@code releases/ucx-VERSION.txt} in {@link #INPUTS}) is
+ *   exactly what {@code --dump-release} makes from the installed headers, so the "since" notes and the per-release
+ *   constant values generated from the records are true for this release;</li>
  *   <li>on the release the bindings were generated from, regenerating into a temporary folder gives a byte-identical
  *   tree;</li>
  *   <li>on any other release, every function, constant and record the installed headers declare is in the committed
@@ -42,18 +42,25 @@ class RegenerationTest {
     private static final Pattern DECLARED = Pattern.compile(
             "public static (?:class (\\w+) \\{|(?:final )?[\\w.]+ (\\w+)\\()");
 
+    /**
+     * Where the bindings' inputs live (the wrapper header, the argument files, the release records): beside the
+     * bindings they produce. This test stays with the generator because it drives the generator's package-private
+     * entry point and release model.
+     */
+    static final String INPUTS = "ucx-ffm-bindings/src/headers";
+
     static Path repoRoot() {
         Path p = Path.of(System.getProperty("ucxffm.repo.root", "")).toAbsolutePath();
-        while (p.getParent() != null && !Files.isRegularFile(p.resolve("native-headers/ucx.h"))) {
+        while (p.getParent() != null && !Files.isRegularFile(p.resolve(INPUTS).resolve("ucx.h"))) {
             p = p.getParent();
         }
-        assertTrue(Files.isRegularFile(p.resolve("native-headers/ucx.h")), "repository root not found");
+        assertTrue(Files.isRegularFile(p.resolve(INPUTS).resolve("ucx.h")), "repository root not found");
         return p;
     }
 
     /** The installed release's record as --dump-release writes it with ./ucx-ffm regen --dump's arguments. */
     private static Map.Entry<String, String> dumpInstalled(Path root, Path out) {
-        Path headers = root.resolve("native-headers");
+        Path headers = root.resolve(INPUTS);
         Map<String, String> dump = Main.run(List.of("@" + headers.resolve("ucx.args"), "--dump-release",
                 out.toString(), "--header-filter", "/ucp/", "--header-filter", "/uct/", "--header-filter", "/ucs/",
                 headers.resolve("ucx.h").toString()));
@@ -71,12 +78,12 @@ class RegenerationTest {
         Map.Entry<String, String> dump = dumpInstalled(root, out.resolve("records"));
         String fileName = Path.of(dump.getKey()).getFileName().toString();
         Release installed = Release.read(Path.of(dump.getKey()));
-        Path record = root.resolve("native-headers/releases").resolve(fileName);
+        Path record = root.resolve(INPUTS).resolve("releases").resolve(fileName);
         assertTrue(Files.isRegularFile(record), "no committed record " + record + " for the installed UCX "
                 + installed.version + ": run ./ucx-ffm regen --dump on it and add it to ucx.args");
         assertEquals(dump.getValue(), Files.readString(record), record + " is not what the installed headers declare; "
                 + "run ./ucx-ffm regen --dump on UCX " + installed.version);
-        String args = Files.readString(root.resolve("native-headers/ucx.args"));
+        String args = Files.readString(root.resolve(INPUTS).resolve("ucx.args"));
         assertTrue(args.contains("--release-record releases/" + fileName), "ucx.args does not name " + fileName);
         System.out.println("the committed record of UCX " + installed.version + " matches the installed headers ("
                 + installed.functions.size() + " functions, " + installed.constants.size() + " constants, "
@@ -86,7 +93,7 @@ class RegenerationTest {
             regenerateByteForByte(root, committed, out.resolve("java"), treeRelease);
             return;
         }
-        Release tree = Release.read(root.resolve("native-headers/releases/ucx-" + treeRelease + ".txt"));
+        Release tree = Release.read(root.resolve(INPUTS).resolve("releases/ucx-" + treeRelease + ".txt"));
         Set<String> declared = new TreeSet<>();
         try (Stream<Path> files = Files.list(bindings)) {
             for (Path f : files.sorted().toList()) {
@@ -127,7 +134,7 @@ class RegenerationTest {
 
     private static void regenerateByteForByte(Path root, Path committed, Path out, String release)
             throws IOException {
-        Path headers = root.resolve("native-headers");
+        Path headers = root.resolve(INPUTS);
         Main.run(List.of("@" + headers.resolve("ucx.args"), "--output", out.toString(),
                 headers.resolve("ucx.h").toString()));
 
