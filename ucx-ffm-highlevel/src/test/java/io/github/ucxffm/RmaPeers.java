@@ -37,7 +37,7 @@ final class RmaPeers {
      */
     static TwoWorkers open(Mode mode, UcpContext.Feature... features) {
         TwoWorkers.Builder b = TwoWorkers.builder(features).tls(mode.tls)
-                .peerErrorHandling(peerErrorHandling(mode, features)).flushOnClose().name(mode.name());
+                .peerErrorHandling(peerErrorHandling(mode, features)).flushOnClose();
         return (mode == Mode.SELF ? b.self() : b).build();
     }
 

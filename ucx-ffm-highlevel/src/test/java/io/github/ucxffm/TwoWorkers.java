@@ -38,6 +38,7 @@ final class TwoWorkers implements AutoCloseable {
     private final Boolean peerErrorHandling;
     private final boolean flushOnClose;
     private final Duration timeout;
+    /** What {@code toString()} says, in test messages: the transports asked for. */
     private final String name;
 
     private TwoWorkers(Builder builder) {
@@ -49,7 +50,7 @@ final class TwoWorkers implements AutoCloseable {
         this.peerErrorHandling = builder.peerErrorHandling;
         this.flushOnClose = builder.flushOnClose;
         this.timeout = builder.timeout;
-        this.name = builder.name;
+        this.name = builder.tls != null ? builder.tls : "two workers";
         try {
             a = context.newWorker();
             b = builder.self ? a : context.newWorker();
@@ -90,7 +91,6 @@ final class TwoWorkers implements AutoCloseable {
         private boolean throughListener;
         private Consumer<UcxException> onAbError;
         private Duration timeout = TIMEOUT;
-        private String name = "two workers";
 
         private Builder(UcpContext.Feature... features) {
             this.features = features.clone();
@@ -142,12 +142,6 @@ final class TwoWorkers implements AutoCloseable {
         /** How long a wait of the fixture may take. */
         Builder timeout(Duration value) {
             timeout = value;
-            return this;
-        }
-
-        /** What {@code toString()} says, for parameterized test names and messages. */
-        Builder name(String value) {
-            name = value;
             return this;
         }
 
