@@ -162,7 +162,7 @@ public final class UcpContext extends UcxHandle {
         }
 
         /**
-         * A name for the context, shown in UCX's logs and {@link UcpContext#printInfo()}.
+         * A name for the context, shown in UCX's logs and {@link UcpContext#describe()}.
          *
          * @param contextName the name
          * @return this builder
@@ -374,7 +374,7 @@ public final class UcpContext extends UcxHandle {
      *
      * @return the text UCX prints
      */
-    public String printInfo() {
+    public String describe() {
         MemorySegment h = handle();
         return Libc.printToString(stream -> ucp_context_print_info(h, stream));
     }
