@@ -165,7 +165,8 @@ final class RequestTable {
             }
             throw UcxException.of(op, (byte) address);
         }
-        Pending p = slots[reserve(kind, op, endpoint, keep1, keep2)];
+        int slot = reserve(kind, op, endpoint, keep1, keep2); // may grow the table: index it afterwards
+        Pending p = slots[slot];
         p.memory = memory;
         return track(p, address);
     }

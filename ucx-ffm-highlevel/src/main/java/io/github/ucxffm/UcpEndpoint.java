@@ -40,6 +40,35 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * {@link Params}: when the peer dies or the link fails, operations in flight complete with a
  * {@link UcxPeerFailureException}, the error handler runs once on the progressing thread, and later operations
  * on the endpoint throw at once. Close the endpoint; connect again for a new one.
+ * <p>
+ * <b>Overloads.</b> Every operation follows one rule. Its parameters are the same in each form (the buffer, offset
+ * and length first, then what the operation needs), and it comes in three forms that differ only in how completion
+ * is reported:
+ * <ul>
+ *   <li>{@code op(...)} returns a {@code long} token for {@link UcpWorker#poll(long)} ({@link UcpWorker#COMPLETED}
+ *       when it finished at once). Allocates nothing: the form for hot paths.</li>
+ *   <li>{@code op(..., UcpCallback)} returns nothing and calls back once, on the progressing thread or before it
+ *       returns. Allocates nothing. A receive's callback gets the received length, any other operation's 0.</li>
+ *   <li>{@code opAsync(...)} returns a {@code CompletableFuture<Long>} of the operation's length (bytes sent,
+ *       received, written or read; the old value for an atomic; 0 for a flush). Allocates: for control paths.</li>
+ * </ul>
+ * Where the local buffer of an operation is typically registered memory (put and get, the one-sided transfers),
+ * each form also takes a {@link UcpMemory} instead of the {@link MemorySegment}: the memory then counts the
+ * operation as in use ({@link UcpMemory#operationsInFlight()}) and refuses to close until it completes.
+ * <p>
+ * Where a form is missing, on purpose:
+ * <ul>
+ *   <li>Tag, stream and active-message operations take no {@code UcpMemory}: UCX finds a registration by address
+ *       whatever the operation, so pass {@link UcpMemory#segment()}; it is then not counted as in use, and must not
+ *       be closed before the operation completes. A {@code UcpMemory} form of each would double their number for
+ *       that check alone.</li>
+ *   <li>The scatter-gather forms ({@code MemorySegment[]}) return a token only: they serve bulk transfers that are
+ *       polled in batches, and already allocate a descriptor array per call.</li>
+ *   <li>The atomics on values ({@code fetchAdd64Async}, {@code compareAndSwap32Async}, {@code post64Async}...)
+ *       are futures only: they own their operand and result buffers, which only a future can hand back; the same
+ *       operations on caller-owned buffers ({@link #atomic}) have all three forms.</li>
+ * </ul>
+ * Tag receives, which need no endpoint, are on {@link UcpWorker} and follow the same rule.
  */
 public final class UcpEndpoint extends UcxHandle {
 

@@ -473,6 +473,35 @@ public final class UcpWorker extends UcxHandle {
     }
 
     /**
+     * Flushes every endpoint of the worker ({@code ucp_worker_flush_nbx}); {@code callback} runs when every operation
+     * started before has completed at the remote side too.
+     *
+     * @param callback called once on the progressing thread (or before this method returns), with length 0
+     */
+    public void flush(UcpCallback callback) {
+        flush(Objects.requireNonNull(callback, "callback"), null);
+    }
+
+    /**
+     * Flushes every endpoint of the worker ({@code ucp_worker_flush_nbx}), completing a future (allocates; for
+     * control paths and simple code).
+     *
+     * @return a future of {@code 0}, completed on the progressing thread
+     */
+    public CompletableFuture<Long> flushAsync() {
+        return RequestTable.future(this::flush);
+    }
+
+    private void flush(UcpCallback callback, CompletableFuture<Long> future) {
+        MemorySegment h = handle();
+        MemorySegment param = param();
+        int slot = requests.reserveCompletion(Pending.OTHER, "ucp_worker_flush_nbx", null, null, null, null, callback,
+                future, 0);
+        requests.callbackParams(param, 0, upcalls.sendStub, slot);
+        requests.startedWithCallback(ucp_worker_flush_nbx(h, param), slot, 0, 0);
+    }
+
+    /**
      * Orders operations ({@code ucp_worker_fence}): those started after it are performed at the remote side after
      * those started before it. Completes nothing.
      */
