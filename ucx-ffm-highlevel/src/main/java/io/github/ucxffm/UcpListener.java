@@ -10,6 +10,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 
@@ -37,7 +38,7 @@ public final class UcpListener extends UcxHandle {
     private final Consumer<UcpConnectionRequest> handler;
     private final ArrayDeque<UcpConnectionRequest> queue = new ArrayDeque<>();
     /** Requests given to the handler or the queue and perhaps not answered yet: close() rejects those still open. */
-    private final java.util.ArrayList<UcpConnectionRequest> handedOut = new java.util.ArrayList<>();
+    private final ArrayList<UcpConnectionRequest> handedOut = new ArrayList<>();
     private final InetSocketAddress address;
     private final long id;
     private int rejectedByPolicy;
