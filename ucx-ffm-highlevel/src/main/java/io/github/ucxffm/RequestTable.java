@@ -35,6 +35,13 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  */
 final class RequestTable {
 
+    /** Operation kinds, for the receive information {@link #poll} collects and for error messages. */
+    static final byte SEND = Pending.SEND;
+    static final byte TAG_RECV = Pending.TAG_RECV;
+    static final byte STREAM_RECV = Pending.STREAM_RECV;
+    static final byte AM_RECV = Pending.AM_RECV;
+    static final byte OTHER = Pending.OTHER;
+
     private static final int INITIAL_SLOTS = 64;
 
     private final Guard guard;

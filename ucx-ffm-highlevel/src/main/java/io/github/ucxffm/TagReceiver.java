@@ -54,7 +54,7 @@ final class TagReceiver {
                 return requests.completedReceive(OP, ucp_tag_recv_info.length(s.tagInfo),
                         ucp_tag_recv_info.sender_tag(s.tagInfo), (byte) result);
             }
-            return requests.startedPolled(result, Pending.TAG_RECV, OP, null, buffer, null);
+            return requests.startedPolled(result, RequestTable.TAG_RECV, OP, null, buffer, null);
         }
         // UCX 1.13 leaves recv_info unwritten when a receive matches an arrived message at once, so the tag and
         // length of such a message would be lost. Take an arrived message with a probe instead, which reports
@@ -69,10 +69,10 @@ final class TagReceiver {
             if (result == 0 || Long.compareUnsigned(result, UCS_ERR_LAST()) >= 0) { // failed at once: poll() says
                 return requests.completedReceive(OP, arrivedLength, arrivedTag, (byte) result);
             }
-            return requests.startedPolled(result, Pending.TAG_RECV, OP, null, buffer, null);
+            return requests.startedPolled(result, RequestTable.TAG_RECV, OP, null, buffer, null);
         }
         long result = RawCalls.tagRecv(h, at, length, tag, tagMask, s.tagRecvParam);
-        return requests.startedPolled(result, Pending.TAG_RECV, OP, null, buffer, null);
+        return requests.startedPolled(result, RequestTable.TAG_RECV, OP, null, buffer, null);
     }
 
     /** A receive completed through {@code callback} or {@code future}, exactly one of them non-null. */
@@ -80,7 +80,7 @@ final class TagReceiver {
                  UcpCallback callback, CompletableFuture<Long> future) {
         Buffers.checkRange(buffer, offset, length);
         MemorySegment param = scratch.get().clearedParam();
-        int slot = requests.reserveCompletion(Pending.TAG_RECV, OP, null, buffer, null, null, callback, future, 0);
+        int slot = requests.reserveCompletion(RequestTable.TAG_RECV, OP, null, buffer, null, null, callback, future, 0);
         // No immediate completion (recv_info would stay unwritten): UCX calls the callback, with the tag and
         // length, before ucp_tag_recv_nbx returns
         requests.callbackParams(param, UCP_OP_ATTR_FLAG_NO_IMM_CMPL(), stub, slot);
@@ -94,7 +94,7 @@ final class TagReceiver {
         // no immediate completion, as for the contiguous form: poll() reads the tag and length from the request
         ucp_request_param_t.op_attr_mask(param, UCP_OP_ATTR_FIELD_DATATYPE() | UCP_OP_ATTR_FLAG_NO_IMM_CMPL());
         ucp_request_param_t.datatype(param, UcpInline.ucp_dt_make_iov());
-        int slot = requests.reserve(Pending.TAG_RECV, OP, null, null, list);
+        int slot = requests.reserve(RequestTable.TAG_RECV, OP, null, null, list);
         return requests.started(ucp_tag_recv_nbx(h, list.array(), list.count(), tag, tagMask, param), slot);
     }
 
@@ -118,7 +118,7 @@ final class TagReceiver {
         MemorySegment param = s.clearedParam();
         ucp_request_param_t.op_attr_mask(param, UCP_OP_ATTR_FIELD_RECV_INFO());
         param.set(ADDRESS, ucp_request_param_t.recv_info$offset(), s.tagInfo);
-        int slot = requests.reserve(Pending.TAG_RECV, "ucp_tag_msg_recv_nbx", null, buffer, null);
+        int slot = requests.reserve(RequestTable.TAG_RECV, "ucp_tag_msg_recv_nbx", null, buffer, null);
         return requests.started(ucp_tag_msg_recv_nbx(h, Buffers.at(buffer, offset), length,
                 MemorySegment.ofAddress(message), param), slot);
     }

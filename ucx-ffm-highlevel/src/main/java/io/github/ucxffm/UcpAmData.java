@@ -179,7 +179,7 @@ public final class UcpAmData {
             return UcpWorker.COMPLETED;
         }
         MemorySegment param = worker.param();
-        int slot = worker.requests.reserve(Pending.AM_RECV, OP, null, dst, this);
+        int slot = worker.requests.reserve(RequestTable.AM_RECV, OP, null, dst, this);
         worker.requests.expectLength(slot, length);
         long token = worker.requests.started(startRendezvous(at, param), slot);
         if (token == UcpWorker.COMPLETED) {
@@ -226,7 +226,7 @@ public final class UcpAmData {
         MemorySegment param = worker.param();
         ucp_request_param_t.op_attr_mask(param, UCP_OP_ATTR_FIELD_DATATYPE());
         ucp_request_param_t.datatype(param, UcpInline.ucp_dt_make_iov());
-        int slot = worker.requests.reserve(Pending.AM_RECV, OP, null, this, list);
+        int slot = worker.requests.reserve(RequestTable.AM_RECV, OP, null, this, list);
         worker.requests.expectLength(slot, length);
         if (inCallback) {
             receiveStartedInCallback = true;
@@ -251,7 +251,7 @@ public final class UcpAmData {
     public void receive(MemorySegment dst, long offset, UcpCallback callback) {
         Objects.requireNonNull(callback, "callback");
         MemorySegment at = claim(dst, offset);
-        start(at, worker.requests.reserveCompletion(Pending.AM_RECV, OP, null, dst, this, null, callback, null,
+        start(at, worker.requests.reserveCompletion(RequestTable.AM_RECV, OP, null, dst, this, null, callback, null,
                 length));
     }
 
@@ -267,7 +267,7 @@ public final class UcpAmData {
     public CompletableFuture<Long> receiveAsync(MemorySegment dst, long offset) {
         MemorySegment at = claim(dst, offset);
         CompletableFuture<Long> future = new CompletableFuture<>();
-        start(at, worker.requests.reserveCompletion(Pending.AM_RECV, OP, null, dst, this, null, null, future,
+        start(at, worker.requests.reserveCompletion(RequestTable.AM_RECV, OP, null, dst, this, null, null, future,
                 length));
         return future;
     }

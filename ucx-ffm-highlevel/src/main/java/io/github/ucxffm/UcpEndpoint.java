@@ -340,7 +340,7 @@ public final class UcpEndpoint extends UcxHandle {
         Buffers.checkRange(buffer, offset, length);
         long result = RawCalls.tagSend(sync, ep, buffer.address() + offset, length, tag,
                 worker.scratch.get().plainParam);
-        return worker.requests.startedPolled(result, Pending.SEND, sync ? "ucp_tag_send_sync_nbx" : "ucp_tag_send_nbx",
+        return worker.requests.startedPolled(result, RequestTable.SEND, sync ? "ucp_tag_send_sync_nbx" : "ucp_tag_send_nbx",
                 this, buffer, null);
     }
 
@@ -351,7 +351,7 @@ public final class UcpEndpoint extends UcxHandle {
         Buffers.checkRange(buffer, offset, length);
         MemorySegment param = worker.param();
         long reported = reported(future, length);
-        int slot = worker.requests.reserveCompletion(Pending.SEND, sync ? "ucp_tag_send_sync_nbx" : "ucp_tag_send_nbx",
+        int slot = worker.requests.reserveCompletion(RequestTable.SEND, sync ? "ucp_tag_send_sync_nbx" : "ucp_tag_send_nbx",
                 this, buffer, null, null, callback, future, reported);
         worker.requests.callbackParams(param, 0, worker.upcalls.sendStub, slot);
         MemorySegment at = Buffers.at(buffer, offset);
@@ -465,7 +465,7 @@ public final class UcpEndpoint extends UcxHandle {
         Buffers.checkRange(buffer, offset, length);
         long result = RawCalls.streamSend(ep, buffer.address() + offset, length,
                 worker.scratch.get().plainParam);
-        return worker.requests.startedPolled(result, Pending.SEND, "ucp_stream_send_nbx", this, buffer, null);
+        return worker.requests.startedPolled(result, RequestTable.SEND, "ucp_stream_send_nbx", this, buffer, null);
     }
 
     /**
@@ -500,7 +500,7 @@ public final class UcpEndpoint extends UcxHandle {
         Buffers.checkRange(buffer, offset, length);
         MemorySegment param = worker.param();
         long reported = reported(future, length);
-        int slot = worker.requests.reserveCompletion(Pending.SEND, "ucp_stream_send_nbx", this, buffer, null, null,
+        int slot = worker.requests.reserveCompletion(RequestTable.SEND, "ucp_stream_send_nbx", this, buffer, null, null,
                 callback, future, reported);
         worker.requests.callbackParams(param, 0, worker.upcalls.sendStub, slot);
         worker.requests.startedWithCallback(ucp_stream_send_nbx(ep, Buffers.at(buffer, offset), length, param), slot,
@@ -527,7 +527,7 @@ public final class UcpEndpoint extends UcxHandle {
         if (result == 0) {
             return worker.requests.completedReceive("ucp_stream_recv_nbx", s.length.get(JAVA_LONG, 0), 0, 0);
         }
-        return worker.requests.startedPolled(result, Pending.STREAM_RECV, "ucp_stream_recv_nbx", this, buffer, null);
+        return worker.requests.startedPolled(result, RequestTable.STREAM_RECV, "ucp_stream_recv_nbx", this, buffer, null);
     }
 
     /**
@@ -566,7 +566,7 @@ public final class UcpEndpoint extends UcxHandle {
         Buffers.checkRange(buffer, offset, length);
         Scratch s = worker.scratch.get();
         MemorySegment param = s.clearedParam();
-        int slot = worker.requests.reserveCompletion(Pending.STREAM_RECV, "ucp_stream_recv_nbx", this, buffer, null,
+        int slot = worker.requests.reserveCompletion(RequestTable.STREAM_RECV, "ucp_stream_recv_nbx", this, buffer, null,
                 null, callback, future, 0);
         worker.requests.callbackParams(param, UCP_OP_ATTR_FIELD_FLAGS(), worker.upcalls.streamRecvStub, slot);
         ucp_request_param_t.flags(param, waitAll ? UCP_STREAM_RECV_FLAG_WAITALL() : 0);
@@ -631,13 +631,13 @@ public final class UcpEndpoint extends UcxHandle {
                 }
                 throw e;
             }
-            return worker.requests.startedPolled(result, Pending.OTHER, op, this, local, rkey, memory);
+            return worker.requests.startedPolled(result, RequestTable.OTHER, op, this, local, rkey, memory);
         }
         MemorySegment param = worker.param();
         long reported = reported(future, length);
         int slot;
         try {
-            slot = worker.requests.reserveCompletion(Pending.OTHER, op, this, local, rkey, memory, callback, future,
+            slot = worker.requests.reserveCompletion(RequestTable.OTHER, op, this, local, rkey, memory, callback, future,
                     reported);
         } catch (RuntimeException | Error e) {
             if (memory != null) {
@@ -921,10 +921,10 @@ public final class UcpEndpoint extends UcxHandle {
             }
             long status = RawCalls.atomic(ep.address(), op.code, operand.address(), 1,
                     remoteAddress, rk.address(), param.address());
-            return worker.requests.startedPolled(status, Pending.OTHER, "ucp_atomic_op_nbx", this, operand, result);
+            return worker.requests.startedPolled(status, RequestTable.OTHER, "ucp_atomic_op_nbx", this, operand, result);
         }
         // a future completes with 0 here; the old value is read by a stage on it (see atomicAsync)
-        int slot = worker.requests.reserveCompletion(Pending.OTHER, "ucp_atomic_op_nbx", this, operand, result, null,
+        int slot = worker.requests.reserveCompletion(RequestTable.OTHER, "ucp_atomic_op_nbx", this, operand, result, null,
                 callback, future, 0);
         worker.requests.callbackParams(param, mask, worker.upcalls.sendStub, slot);
         ucp_request_param_t.datatype(param, operand.byteSize() == 4 ? DATATYPE_32 : DATATYPE_64);
@@ -1264,7 +1264,7 @@ public final class UcpEndpoint extends UcxHandle {
         MemorySegment ep = amSendChecks(id, header, data, offset, length, flags);
         MemorySegment param = worker.param();
         long reported = reported(future, length);
-        int slot = worker.requests.reserveCompletion(Pending.SEND, "ucp_am_send_nbx", this, data, header, null,
+        int slot = worker.requests.reserveCompletion(RequestTable.SEND, "ucp_am_send_nbx", this, data, header, null,
                 callback, future, reported);
         worker.requests.callbackParams(param, UCP_OP_ATTR_FIELD_FLAGS(), worker.upcalls.sendStub, slot);
         ucp_request_param_t.flags(param, flags);
@@ -1294,7 +1294,7 @@ public final class UcpEndpoint extends UcxHandle {
         ucp_request_param_t.flags(param, flags);
         long result = RawCalls.amSend(ep.address(), id, headerAddress(header).address(),
                 headerLength(header), data.address() + offset, length, param.address());
-        return worker.requests.startedPolled(result, Pending.SEND, "ucp_am_send_nbx", this, data, header);
+        return worker.requests.startedPolled(result, RequestTable.SEND, "ucp_am_send_nbx", this, data, header);
     }
 
     /**
@@ -1348,7 +1348,7 @@ public final class UcpEndpoint extends UcxHandle {
         MemorySegment ep = amSendChecks(id, header, MemorySegment.NULL, 0, 0, flags);
         IovList list = worker.iovList(iov);
         MemorySegment param = worker.param();
-        int slot = iovOperation(param, UCP_OP_ATTR_FIELD_FLAGS(), Pending.SEND, "ucp_am_send_nbx", header, list);
+        int slot = iovOperation(param, UCP_OP_ATTR_FIELD_FLAGS(), RequestTable.SEND, "ucp_am_send_nbx", header, list);
         ucp_request_param_t.flags(param, flags);
         return worker.requests.started(ucp_am_send_nbx(ep, id, headerAddress(header), headerLength(header),
                 list.array(), list.count(), param), slot);
@@ -1405,7 +1405,7 @@ public final class UcpEndpoint extends UcxHandle {
         MemorySegment ep = handle();
         IovList list = worker.iovList(iov);
         MemorySegment param = worker.param();
-        int slot = iovOperation(param, 0, Pending.SEND, "ucp_tag_send_nbx", null, list);
+        int slot = iovOperation(param, 0, RequestTable.SEND, "ucp_tag_send_nbx", null, list);
         return worker.requests.started(ucp_tag_send_nbx(ep, list.array(), list.count(), tag, param), slot);
     }
 
@@ -1421,7 +1421,7 @@ public final class UcpEndpoint extends UcxHandle {
         MemorySegment ep = handle();
         IovList list = worker.iovList(iov);
         MemorySegment param = worker.param();
-        int slot = iovOperation(param, 0, Pending.SEND, "ucp_stream_send_nbx", null, list);
+        int slot = iovOperation(param, 0, RequestTable.SEND, "ucp_stream_send_nbx", null, list);
         return worker.requests.started(ucp_stream_send_nbx(ep, list.array(), list.count(), param), slot);
     }
 
@@ -1442,7 +1442,7 @@ public final class UcpEndpoint extends UcxHandle {
         Scratch s = worker.scratch.get();
         MemorySegment param = s.clearedParam();
         ucp_request_param_t.flags(param, waitAll ? UCP_STREAM_RECV_FLAG_WAITALL() : 0);
-        int slot = iovOperation(param, UCP_OP_ATTR_FIELD_FLAGS(), Pending.STREAM_RECV, "ucp_stream_recv_nbx", null,
+        int slot = iovOperation(param, UCP_OP_ATTR_FIELD_FLAGS(), RequestTable.STREAM_RECV, "ucp_stream_recv_nbx", null,
                 list);
         MemorySegment result = ucp_stream_recv_nbx(ep, list.array(), list.count(), s.length, param);
         if (result.address() == 0) {
@@ -1462,7 +1462,7 @@ public final class UcpEndpoint extends UcxHandle {
     public long flush() {
         MemorySegment ep = handle();
         MemorySegment param = worker.param();
-        int slot = worker.requests.reserve(Pending.OTHER, "ucp_ep_flush_nbx", this, null, null);
+        int slot = worker.requests.reserve(RequestTable.OTHER, "ucp_ep_flush_nbx", this, null, null);
         return worker.requests.started(ucp_ep_flush_nbx(ep, param), slot);
     }
 
@@ -1490,7 +1490,7 @@ public final class UcpEndpoint extends UcxHandle {
     private void flush(UcpCallback callback, CompletableFuture<Long> future) {
         MemorySegment ep = handle();
         MemorySegment param = worker.param();
-        int slot = worker.requests.reserveCompletion(Pending.OTHER, "ucp_ep_flush_nbx", this, null, null, null,
+        int slot = worker.requests.reserveCompletion(RequestTable.OTHER, "ucp_ep_flush_nbx", this, null, null, null,
                 callback, future, 0);
         worker.requests.callbackParams(param, 0, worker.upcalls.sendStub, slot);
         worker.requests.startedWithCallback(ucp_ep_flush_nbx(ep, param), slot, 0, 0);

@@ -468,7 +468,7 @@ public final class UcpWorker extends UcxHandle {
     public long flush() {
         MemorySegment h = handle();
         MemorySegment param = param();
-        int slot = requests.reserve(Pending.OTHER, "ucp_worker_flush_nbx", null, null, null);
+        int slot = requests.reserve(RequestTable.OTHER, "ucp_worker_flush_nbx", null, null, null);
         return requests.started(ucp_worker_flush_nbx(h, param), slot);
     }
 
@@ -495,7 +495,7 @@ public final class UcpWorker extends UcxHandle {
     private void flush(UcpCallback callback, CompletableFuture<Long> future) {
         MemorySegment h = handle();
         MemorySegment param = param();
-        int slot = requests.reserveCompletion(Pending.OTHER, "ucp_worker_flush_nbx", null, null, null, null, callback,
+        int slot = requests.reserveCompletion(RequestTable.OTHER, "ucp_worker_flush_nbx", null, null, null, null, callback,
                 future, 0);
         requests.callbackParams(param, 0, upcalls.sendStub, slot);
         requests.startedWithCallback(ucp_worker_flush_nbx(h, param), slot, 0, 0);

@@ -14,6 +14,7 @@ import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletionException;
+import java.util.function.Consumer;
 
 import static io.github.ucxffm.bindings.ucx_h.UCS_OK;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
@@ -231,25 +232,25 @@ final class Upcalls {
         }
 
         void onEndpointError(MemorySegment arg, MemorySegment ep, byte status) {
-            UcpWorker w = worker.get();
-            if (w == null) {
-                return;
-            }
-            Upcalls up = w.upcalls;
-            up.enter();
-            try {
+            run(w -> {
                 UcpEndpoint endpoint = w.endpoints.get(ep.address());
                 if (endpoint != null) {
                     endpoint.markFailed(status);
                 }
-            } catch (Throwable t) {
-                up.failed(t);
-            } finally {
-                up.exit();
-            }
+            });
         }
 
         void onConnectionRequest(MemorySegment request, MemorySegment arg) {
+            run(w -> {
+                UcpListener listener = w.listeners.get(arg.address());
+                if (listener != null) { // null: a listener being destroyed; UCX drops the request with it
+                    listener.onConnectionRequest(request);
+                }
+            });
+        }
+
+        /** The body of an upcall off the data path (a lambda per call is fine there), inside the callback rules. */
+        private void run(Consumer<UcpWorker> body) {
             UcpWorker w = worker.get();
             if (w == null) {
                 return;
@@ -257,10 +258,7 @@ final class Upcalls {
             Upcalls up = w.upcalls;
             up.enter();
             try {
-                UcpListener listener = w.listeners.get(arg.address());
-                if (listener != null) { // null: a listener being destroyed; UCX drops the request with it
-                    listener.onConnectionRequest(request);
-                }
+                body.accept(w);
             } catch (Throwable t) {
                 up.failed(t);
             } finally {

@@ -102,7 +102,7 @@ class RequestTableTest {
             table.completedReceive("op", 0, 0, 0);
         }
         long fakeRequest = 0x2000;
-        long token = table.startedPolled(fakeRequest, Pending.TAG_RECV, "op", null, null, null);
+        long token = table.startedPolled(fakeRequest, RequestTable.TAG_RECV, "op", null, null, null);
         assertTrue(slotOf(token) >= initial, "a slot of the grown table: " + slotOf(token));
         assertEquals(fakeRequest, table.requestOf(token));
         assertEquals(initial + 1, table.inFlightCount());
@@ -131,15 +131,15 @@ class RequestTableTest {
 
     @Test
     void shouldTakeASlotOnlyForARequestInFlight() {
-        assertEquals(UcpWorker.COMPLETED, table.startedPolled(0, Pending.SEND, "op", null, null, null));
+        assertEquals(UcpWorker.COMPLETED, table.startedPolled(0, RequestTable.SEND, "op", null, null, null));
         assertEquals(0, table.inFlightCount());
         long error = UCS_ERR_NO_MEMORY(); // a ucs_status_ptr_t holding an error, sign-extended as UCX returns it
         UcxException e = assertThrows(UcxException.class,
-                () -> table.startedPolled(error, Pending.SEND, "ucp_tag_send_nbx", null, null, null));
+                () -> table.startedPolled(error, RequestTable.SEND, "ucp_tag_send_nbx", null, null, null));
         assertTrue(e.getMessage().contains("ucp_tag_send_nbx"), e.getMessage());
         assertEquals(0, table.inFlightCount());
         long fakeRequest = 0x1000;
-        long token = table.startedPolled(fakeRequest, Pending.SEND, "op", null, null, null);
+        long token = table.startedPolled(fakeRequest, RequestTable.SEND, "op", null, null, null);
         assertEquals(0, token & 1L, "a request in flight has an even token");
         assertNotEquals(UcpWorker.COMPLETED, token);
         assertEquals(fakeRequest, table.requestOf(token));
@@ -148,17 +148,17 @@ class RequestTableTest {
 
     @Test
     void shouldReleaseAReservedSlotThatFailedToStart() {
-        int slot = table.reserve(Pending.SEND, "ucp_tag_send_nbx", null, null, null);
+        int slot = table.reserve(RequestTable.SEND, "ucp_tag_send_nbx", null, null, null);
         assertThrows(UcxException.class, () -> table.started((long) UCS_ERR_NO_MEMORY(), slot));
         // the slot is free again: the next reservation gets it
-        assertEquals(slot, table.reserve(Pending.SEND, "op", null, null, null));
+        assertEquals(slot, table.reserve(RequestTable.SEND, "op", null, null, null));
     }
 
     @Test
     void shouldCloseAnOperationResourceWhenItsSlotIsReleased() {
         boolean[] closed = {false};
         OperationResource resource = () -> closed[0] = true;
-        int slot = table.reserve(Pending.SEND, "op", null, null, resource);
+        int slot = table.reserve(RequestTable.SEND, "op", null, null, resource);
         assertFalse(closed[0]);
         assertEquals(UcpWorker.COMPLETED, table.started(0, slot));
         assertTrue(closed[0], "released with the slot");
@@ -167,7 +167,7 @@ class RequestTableTest {
     @Test
     void shouldDeliverACallbackOperationCompletedWhenStarted() {
         long[] seen = new long[3];
-        int slot = table.reserveCompletion(Pending.TAG_RECV, "op", null, null, null, null,
+        int slot = table.reserveCompletion(RequestTable.TAG_RECV, "op", null, null, null, null,
                 (status, length, tag) -> {
                     seen[0] = status;
                     seen[1] = length;
@@ -177,13 +177,13 @@ class RequestTableTest {
         assertEquals(0, seen[0]);
         assertEquals(5, seen[1]);
         assertEquals(9, seen[2]);
-        assertEquals(slot, table.reserve(Pending.SEND, "op", null, null, null), "the slot was released");
+        assertEquals(slot, table.reserve(RequestTable.SEND, "op", null, null, null), "the slot was released");
     }
 
     @Test
     void shouldFailAFutureWhoseOperationFailedWhenStarted() {
         CompletableFuture<Long> future = RequestTable.future((cb, f) -> {
-            int slot = table.reserveCompletion(Pending.SEND, "ucp_am_send_nbx", null, null, null, null, cb, f, 8);
+            int slot = table.reserveCompletion(RequestTable.SEND, "ucp_am_send_nbx", null, null, null, null, cb, f, 8);
             table.startedWithCallback((long) UCS_ERR_NO_MEMORY(), slot, 8, 0);
         });
         ExecutionException e = assertThrows(ExecutionException.class, future::get);
@@ -194,7 +194,7 @@ class RequestTableTest {
     @Test
     void shouldCompleteAFutureWithTheOperationsValue() throws Exception {
         CompletableFuture<Long> future = RequestTable.future((cb, f) -> {
-            int slot = table.reserveCompletion(Pending.SEND, "op", null, null, null, null, cb, f, 8);
+            int slot = table.reserveCompletion(RequestTable.SEND, "op", null, null, null, null, cb, f, 8);
             table.startedWithCallback(0, slot, 8, 0);
         });
         assertEquals(8L, future.get());
