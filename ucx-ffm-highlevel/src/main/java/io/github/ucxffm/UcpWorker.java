@@ -51,12 +51,8 @@ public final class UcpWorker extends UcxHandle {
     private final UcpContext context;
     private final UcsThreadMode mode;
     private final Thread owner;
-    /**
-     * Whether the request test and free calls may skip the thread-state transition (see {@link RawCalls}): not for
-     * MULTI workers.
-     */
-    final boolean critical;
-    final Arena arena = Arena.ofShared();
+    /** The worker's native memory: upcall stubs, scratch structs, the stream-poll array. */
+    private final Arena arena = Arena.ofShared();
     private final MemorySegment handle;
 
     // The parts; final, of final classes, so that the JIT calls them directly.
@@ -79,7 +75,6 @@ public final class UcpWorker extends UcxHandle {
         this.mode = mode;
         this.owner = Thread.currentThread();
         boolean multi = mode == UcsThreadMode.MULTI;
-        this.critical = !multi;
         try (Arena call = Arena.ofConfined()) {
             MemorySegment params = ucp_worker_params.allocate(call);
             long mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE();
@@ -97,6 +92,9 @@ public final class UcpWorker extends UcxHandle {
             }
             this.handle = workerP.get(ADDRESS, 0);
         }
+        // Whether the request test and free calls may skip the thread-state transition (see RawCalls): not for
+        // MULTI workers.
+        boolean critical = !multi;
         Guard guard = new Guard(multi);
         scratch = new Scratch.Source(arena, multi);
         requests = new RequestTable(guard, scratch, critical);
