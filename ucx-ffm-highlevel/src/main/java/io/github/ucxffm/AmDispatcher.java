@@ -28,17 +28,16 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 final class AmDispatcher {
 
     private final UcpWorker worker;
-    private final Guard guard;
     private final MemorySegment stub;
 
     private volatile UcpAmHandler[] handlers = new UcpAmHandler[0];
     private final UcpAmMessage view;
     /** Descriptors kept by handlers and not yet used, by address. */
-    private final LongObjectMap<UcpAmData> kept = new LongObjectMap<>(16);
+    private final Registry<UcpAmData> kept;
 
     AmDispatcher(UcpWorker worker, Guard guard, MemorySegment stub) {
         this.worker = worker;
-        this.guard = guard;
+        this.kept = new Registry<>(guard);
         this.stub = stub;
         this.view = new UcpAmMessage(worker);
     }
@@ -120,31 +119,16 @@ final class AmDispatcher {
 
     UcpAmData keep(long descriptor, long length, boolean rendezvous) {
         UcpAmData d = new UcpAmData(worker, descriptor, length, rendezvous);
-        guard.lock();
-        try {
-            kept.put(descriptor, d);
-        } finally {
-            guard.unlock();
-        }
+        kept.put(descriptor, d);
         return d;
     }
 
     void forget(long descriptor) {
-        guard.lock();
-        try {
-            kept.remove(descriptor);
-        } finally {
-            guard.unlock();
-        }
+        kept.remove(descriptor);
     }
 
     int keptCount() {
-        guard.lock();
-        try {
-            return kept.size();
-        } finally {
-            guard.unlock();
-        }
+        return kept.size();
     }
 
     /** Gives back to UCX what handlers kept and the application did not use; the worker is closing. */

@@ -1,12 +1,13 @@
 package io.github.ucxffm;
 
 /**
- * A worker's handles by a {@code long} key: its endpoints by native {@code ucp_ep_h} address, its listeners by the id
+ * A worker's objects by a {@code long} key: its endpoints by native {@code ucp_ep_h} address, its listeners by the id
  * given to UCX as the connection handler's argument (the listener's handle does not exist yet when the argument is
- * set). Both use this one scheme, an allocation-free {@link LongObjectMap} under the worker's {@link Guard}: the
- * lookups run inside upcalls on the data path (an endpoint's error, a connection request, an active message's reply
- * endpoint, stream polling), where a {@code ConcurrentHashMap<Long, ?>} would box the key on every call, and the
- * guard is a lock only for a MULTI worker, the one mode in which several threads may use the worker at once.
+ * set), and the active-message data handlers kept, by descriptor address. All use this one scheme, an
+ * allocation-free {@link LongObjectMap} under the worker's {@link Guard}: the lookups run inside upcalls on the data
+ * path (an endpoint's error, a connection request, an active message's reply endpoint, stream polling), where a
+ * {@code ConcurrentHashMap<Long, ?>} would box the key on every call, and the guard is a lock only for a MULTI
+ * worker, the one mode in which several threads may use the worker at once.
  */
 final class Registry<V> {
 

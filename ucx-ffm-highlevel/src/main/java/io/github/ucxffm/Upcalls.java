@@ -180,28 +180,34 @@ final class Upcalls {
             return Linker.nativeLinker().upcallStub(target.handle().bindTo(t), target.descriptor(), arena);
         }
 
+        /** The worker, its callback depth raised; {@code null} once it was collected (the upcall then does nothing). */
+        private UcpWorker enter() {
+            UcpWorker w = worker.get();
+            if (w != null) {
+                w.upcalls.enter();
+            }
+            return w;
+        }
+
         /**
          * {@code length < 0}: the length recorded when the operation started; {@code info != 0}: the length and tag
          * are read from that {@code ucp_tag_recv_info_t}.
          */
         private void complete(long request, byte status, long userData, long length, long info) {
-            UcpWorker w = worker.get();
-            if (w == null) {
-                return;
-            }
-            Upcalls up = w.upcalls;
-            up.enter();
-            try {
-                long tag = 0;
-                if (info != 0) {
-                    length = RawCalls.NATIVE.get(JAVA_LONG_UNALIGNED, info + ucp_tag_recv_info.length$offset());
-                    tag = RawCalls.NATIVE.get(JAVA_LONG_UNALIGNED, info + ucp_tag_recv_info.sender_tag$offset());
+            UcpWorker w = enter();
+            if (w != null) {
+                try {
+                    long tag = 0;
+                    if (info != 0) {
+                        length = RawCalls.NATIVE.get(JAVA_LONG_UNALIGNED, info + ucp_tag_recv_info.length$offset());
+                        tag = RawCalls.NATIVE.get(JAVA_LONG_UNALIGNED, info + ucp_tag_recv_info.sender_tag$offset());
+                    }
+                    w.requests.complete(request, status, userData, length, tag);
+                } catch (Throwable t) {
+                    w.upcalls.failed(t);
+                } finally {
+                    w.upcalls.exit();
                 }
-                w.requests.complete(request, status, userData, length, tag);
-            } catch (Throwable t) {
-                up.failed(t);
-            } finally {
-                up.exit();
             }
         }
 
@@ -218,16 +224,14 @@ final class Upcalls {
         }
 
         byte onAmMessage(long arg, long header, long headerLength, long data, long length, long param) {
-            UcpWorker w = worker.get();
+            UcpWorker w = enter();
             if (w == null) {
                 return (byte) UCS_OK();
             }
-            Upcalls up = w.upcalls;
-            up.enter();
             try {
                 return w.am.onMessage(arg, header, headerLength, data, length, param); // catches everything itself
             } finally {
-                up.exit();
+                w.upcalls.exit();
             }
         }
 
@@ -251,18 +255,15 @@ final class Upcalls {
 
         /** The body of an upcall off the data path (a lambda per call is fine there), inside the callback rules. */
         private void run(Consumer<UcpWorker> body) {
-            UcpWorker w = worker.get();
-            if (w == null) {
-                return;
-            }
-            Upcalls up = w.upcalls;
-            up.enter();
-            try {
-                body.accept(w);
-            } catch (Throwable t) {
-                up.failed(t);
-            } finally {
-                up.exit();
+            UcpWorker w = enter();
+            if (w != null) {
+                try {
+                    body.accept(w);
+                } catch (Throwable t) {
+                    w.upcalls.failed(t);
+                } finally {
+                    w.upcalls.exit();
+                }
             }
         }
     }
