@@ -36,6 +36,7 @@ public final class UcpAmData {
     private static final byte RECEIVING = 1;
     private static final byte RELEASED = 2;
     private static final byte CLOSED_WITH_WORKER = 3;
+    private static final String OP = "ucp_am_recv_data_nbx";
 
     private final UcpWorker worker;
     private final long descriptor;
@@ -174,15 +175,15 @@ public final class UcpAmData {
         MemorySegment at = claim(dst, offset);
         if (!rendezvous) {
             copyEager(at);
-            worker.scratch().receivedLength = length;
+            worker.scratch.get().receivedLength = length;
             return UcpWorker.COMPLETED;
         }
         MemorySegment param = worker.param();
-        Pending p = worker.acquire(Pending.AM_RECV, "ucp_am_recv_data_nbx", dst, this);
-        p.length = length;
-        long token = worker.started(startRendezvous(at, param), p);
+        int slot = worker.requests.reserve(RequestTable.AM_RECV, OP, null, dst, this);
+        worker.requests.expectLength(slot, length);
+        long token = worker.requests.started(startRendezvous(at, param), slot);
         if (token == UcpWorker.COMPLETED) {
-            worker.scratch().receivedLength = length;
+            worker.scratch.get().receivedLength = length;
         }
         return token;
     }
@@ -219,21 +220,21 @@ public final class UcpAmData {
                 ucp_am_data_release(worker.nativeHandleUnchecked(), MemorySegment.ofAddress(descriptor));
             }
             list.close();
-            worker.scratch().receivedLength = length;
+            worker.scratch.get().receivedLength = length;
             return UcpWorker.COMPLETED;
         }
         MemorySegment param = worker.param();
         ucp_request_param_t.op_attr_mask(param, UCP_OP_ATTR_FIELD_DATATYPE());
         ucp_request_param_t.datatype(param, UcpInline.ucp_dt_make_iov());
-        Pending p = worker.acquire(Pending.AM_RECV, "ucp_am_recv_data_nbx", this, list);
-        p.length = length;
+        int slot = worker.requests.reserve(RequestTable.AM_RECV, OP, null, this, list);
+        worker.requests.expectLength(slot, length);
         if (inCallback) {
             receiveStartedInCallback = true;
         }
-        long token = worker.started(ucp_am_recv_data_nbx(worker.handle(), MemorySegment.ofAddress(descriptor),
-                list.array(), list.count(), param), p);
+        long token = worker.requests.started(ucp_am_recv_data_nbx(worker.handle(),
+                MemorySegment.ofAddress(descriptor), list.array(), list.count(), param), slot);
         if (token == UcpWorker.COMPLETED) {
-            worker.scratch().receivedLength = length;
+            worker.scratch.get().receivedLength = length;
         }
         return token;
     }
@@ -250,10 +251,8 @@ public final class UcpAmData {
     public void receive(MemorySegment dst, long offset, UcpCallback callback) {
         Objects.requireNonNull(callback, "callback");
         MemorySegment at = claim(dst, offset);
-        Pending p = worker.acquire(Pending.AM_RECV, "ucp_am_recv_data_nbx", dst, this);
-        p.length = length;
-        p.callback = callback;
-        start(at, p);
+        start(at, worker.requests.reserveCompletion(RequestTable.AM_RECV, OP, null, dst, this, null, callback, null,
+                length));
     }
 
     /**
@@ -267,28 +266,26 @@ public final class UcpAmData {
      */
     public CompletableFuture<Long> receiveAsync(MemorySegment dst, long offset) {
         MemorySegment at = claim(dst, offset);
-        Pending p = worker.acquire(Pending.AM_RECV, "ucp_am_recv_data_nbx", dst, this);
-        p.length = length;
         CompletableFuture<Long> future = new CompletableFuture<>();
-        p.future = future;
-        start(at, p);
+        start(at, worker.requests.reserveCompletion(RequestTable.AM_RECV, OP, null, dst, this, null, null, future,
+                length));
         return future;
     }
 
-    private void start(MemorySegment at, Pending p) {
+    private void start(MemorySegment at, int slot) {
         if (!rendezvous) {
             copyEager(at);
-            worker.startedWithCallback(MemorySegment.NULL, p, length, 0);
+            worker.requests.startedWithCallback(MemorySegment.NULL, slot, length, 0);
             return;
         }
         MemorySegment param = worker.param();
-        worker.callbackParams(param, 0, worker.amRecvDataStub, p);
-        worker.startedWithCallback(startRendezvous(at, param), p, length, 0);
+        worker.requests.callbackParams(param, 0, worker.upcalls.amRecvDataStub, slot);
+        worker.requests.startedWithCallback(startRendezvous(at, param), slot, length, 0);
     }
 
     private void consume(byte newState) {
         state = newState;
-        worker.forgetAmData(descriptor);
+        worker.am.forget(descriptor);
         closeScope();
     }
 
@@ -314,11 +311,11 @@ public final class UcpAmData {
             }
             // The application may still hold this object: make it unusable, and let UCX free the descriptor.
             state = RELEASED;
-            worker.forgetAmData(descriptor);
+            worker.am.forget(descriptor);
             try {
                 closeScope();
             } catch (Throwable t) {
-                worker.callbackFailed(t);
+                worker.upcalls.failed(t);
             }
             // An error status is allowed for rendezvous only: UCX drops the data, and the sender's operation
             // completes with it.

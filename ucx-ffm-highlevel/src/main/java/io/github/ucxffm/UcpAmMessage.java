@@ -75,7 +75,7 @@ public final class UcpAmMessage {
             try {
                 s.close();
             } catch (Throwable t) {
-                worker.callbackFailed(t);
+                worker.upcalls.failed(t);
             }
         }
         if (borrowedReply != null) {
@@ -84,7 +84,7 @@ public final class UcpAmMessage {
             try {
                 b.close();
             } catch (Throwable t) {
-                worker.callbackFailed(t);
+                worker.upcalls.failed(t);
             }
         }
         reply = null;
@@ -218,7 +218,7 @@ public final class UcpAmMessage {
             return null;
         }
         if (reply == null) {
-            UcpEndpoint known = worker.endpointAt(replyEp);
+            UcpEndpoint known = worker.endpoints.get(replyEp);
             if (known != null) {
                 reply = known;
             } else {
@@ -248,7 +248,7 @@ public final class UcpAmMessage {
                         + "passed it without UCP_AM_RECV_ATTR_FLAG_DATA): copy it from data(), or register the "
                         + "handler with UcpAmHandler.PERSISTENT_DATA");
             }
-            kept = worker.keepAmData(data, length, rndv);
+            kept = worker.am.keep(data, length, rndv);
         }
         return kept;
     }

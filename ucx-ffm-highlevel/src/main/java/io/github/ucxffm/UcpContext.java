@@ -6,10 +6,13 @@ import io.github.ucxffm.bindings.support.UcpInline;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 
 import static io.github.ucxffm.bindings.ucx_h.*;
@@ -101,7 +104,7 @@ public final class UcpContext extends UcxHandle {
          * @return this builder
          */
         public Builder features(Feature... more) {
-            features.addAll(java.util.List.of(more));
+            features.addAll(List.of(more));
             return this;
         }
 
@@ -119,7 +122,7 @@ public final class UcpContext extends UcxHandle {
             if (k.isEmpty()) {
                 throw new IllegalArgumentException("empty UCX option name");
             }
-            config.put(k, java.util.Objects.requireNonNull(value, "value"));
+            config.put(k, Objects.requireNonNull(value, "value"));
             return this;
         }
 
@@ -162,7 +165,7 @@ public final class UcpContext extends UcxHandle {
         }
 
         /**
-         * A name for the context, shown in UCX's logs and {@link UcpContext#printInfo()}.
+         * A name for the context, shown in UCX's logs and {@link UcpContext#describe()}.
          *
          * @param contextName the name
          * @return this builder
@@ -238,7 +241,7 @@ public final class UcpContext extends UcxHandle {
                     ucp_params.field_mask(params, mask);
                     MemorySegment contextP = arena.allocate(ADDRESS);
                     Status.check(UcpInline.ucp_init(params, configH, contextP), "ucp_init");
-                    return new UcpContext(contextP.get(ADDRESS, 0), java.util.Collections.unmodifiableSet(
+                    return new UcpContext(contextP.get(ADDRESS, 0), Collections.unmodifiableSet(
                             EnumSet.copyOf(features)));
                 } finally {
                     ucp_config_release(configH);
@@ -374,7 +377,7 @@ public final class UcpContext extends UcxHandle {
      *
      * @return the text UCX prints
      */
-    public String printInfo() {
+    public String describe() {
         MemorySegment h = handle();
         return Libc.printToString(stream -> ucp_context_print_info(h, stream));
     }
@@ -479,7 +482,7 @@ public final class UcpContext extends UcxHandle {
      */
     @Override
     List<UcxHandle> closeOrder(List<UcxHandle> children) {
-        List<UcxHandle> order = new java.util.ArrayList<>();
+        List<UcxHandle> order = new ArrayList<>();
         for (UcxHandle c : children) {
             if (!(c instanceof UcpWorker)) {
                 order.add(c);

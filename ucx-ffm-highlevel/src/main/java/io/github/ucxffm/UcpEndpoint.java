@@ -12,13 +12,18 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.LinkedHashSet;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import static io.github.ucxffm.bindings.ucx_h.*;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
@@ -35,6 +40,35 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * {@link Params}: when the peer dies or the link fails, operations in flight complete with a
  * {@link UcxPeerFailureException}, the error handler runs once on the progressing thread, and later operations
  * on the endpoint throw at once. Close the endpoint; connect again for a new one.
+ * <p>
+ * <b>Overloads.</b> Every operation follows one rule. Its parameters are the same in each form (the buffer, offset
+ * and length first, then what the operation needs), and it comes in three forms that differ only in how completion
+ * is reported:
+ * <ul>
+ *   <li>{@code op(...)} returns a {@code long} token for {@link UcpWorker#poll(long)} ({@link UcpWorker#COMPLETED}
+ *       when it finished at once). Allocates nothing: the form for hot paths.</li>
+ *   <li>{@code op(..., UcpCallback)} returns nothing and calls back once, on the progressing thread or before it
+ *       returns. Allocates nothing. A receive's callback gets the received length, any other operation's 0.</li>
+ *   <li>{@code opAsync(...)} returns a {@code CompletableFuture<Long>} of the operation's length (bytes sent,
+ *       received, written or read; the old value for an atomic; 0 for a flush). Allocates: for control paths.</li>
+ * </ul>
+ * Where the local buffer of an operation is typically registered memory (put and get, the one-sided transfers),
+ * each form also takes a {@link UcpMemory} instead of the {@link MemorySegment}: the memory then counts the
+ * operation as in use ({@link UcpMemory#operationsInFlight()}) and refuses to close until it completes.
+ * <p>
+ * Where a form is missing, on purpose:
+ * <ul>
+ *   <li>Tag, stream and active-message operations take no {@code UcpMemory}: UCX finds a registration by address
+ *       whatever the operation, so pass {@link UcpMemory#segment()}; it is then not counted as in use, and must not
+ *       be closed before the operation completes. A {@code UcpMemory} form of each would double their number for
+ *       that check alone.</li>
+ *   <li>The scatter-gather forms ({@code MemorySegment[]}) return a token only: they serve bulk transfers that are
+ *       polled in batches, and already allocate a descriptor array per call.</li>
+ *   <li>The atomics on values ({@code fetchAdd64Async}, {@code compareAndSwap32Async}, {@code post64Async}...)
+ *       are futures only: they own their operand and result buffers, which only a future can hand back; the same
+ *       operations on caller-owned buffers ({@link #atomic}) have all three forms.</li>
+ * </ul>
+ * Tag receives, which need no endpoint, are on {@link UcpWorker} and follow the same rule.
  */
 public final class UcpEndpoint extends UcxHandle {
 
@@ -193,7 +227,7 @@ public final class UcpEndpoint extends UcxHandle {
                     : UCP_ERR_HANDLING_MODE_NONE());
             mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER();
             MemorySegment handler = ucp_ep_params.err_handler(p);
-            ucp_err_handler.cb(handler, worker.errorStub);
+            ucp_err_handler.cb(handler, worker.upcalls.errorStub);
             if (params.name != null) {
                 mask |= UCP_EP_PARAM_FIELD_NAME();
                 ucp_ep_params.name(p, call.allocateFrom(params.name));
@@ -210,7 +244,7 @@ public final class UcpEndpoint extends UcxHandle {
             throw e;
         }
         this.handle = created;
-        worker.register(this, handle.address());
+        worker.endpoints.put(handle.address(), this);
     }
 
     /**
@@ -282,7 +316,7 @@ public final class UcpEndpoint extends UcxHandle {
                 try {
                     errorHandler.accept(UcxException.of("endpoint error handler", status));
                 } catch (Throwable t) {
-                    worker.callbackFailed(t);
+                    worker.upcalls.failed(t);
                 }
             }
         }
@@ -305,9 +339,33 @@ public final class UcpEndpoint extends UcxHandle {
         long ep = handle().address();
         Buffers.checkRange(buffer, offset, length);
         long result = RawCalls.tagSend(sync, ep, buffer.address() + offset, length, tag,
-                worker.scratch().plainParam);
-        return worker.startedPolled(result, Pending.SEND, sync ? "ucp_tag_send_sync_nbx" : "ucp_tag_send_nbx", this,
-                buffer, null);
+                worker.scratch.get().plainParam);
+        return worker.requests.startedPolled(result, RequestTable.SEND, sync ? "ucp_tag_send_sync_nbx" : "ucp_tag_send_nbx",
+                this, buffer, null);
+    }
+
+    /** The callback and future forms of a tag send. */
+    private void send(MemorySegment buffer, long offset, long length, long tag, boolean sync, UcpCallback callback,
+                      CompletableFuture<Long> future) {
+        MemorySegment ep = handle();
+        Buffers.checkRange(buffer, offset, length);
+        MemorySegment param = worker.param();
+        long reported = reported(future, length);
+        int slot = worker.requests.reserveCompletion(RequestTable.SEND, sync ? "ucp_tag_send_sync_nbx" : "ucp_tag_send_nbx",
+                this, buffer, null, null, callback, future, reported);
+        worker.requests.callbackParams(param, 0, worker.upcalls.sendStub, slot);
+        MemorySegment at = Buffers.at(buffer, offset);
+        MemorySegment result = sync ? ucp_tag_send_sync_nbx(ep, at, length, tag, param)
+                : ucp_tag_send_nbx(ep, at, length, tag, param);
+        worker.requests.startedWithCallback(result, slot, reported, 0);
+    }
+
+    /**
+     * What a send, put or get reports on completion: the length to a future, which promises it; 0 to a callback,
+     * whose {@code length} is for receives ({@link UcpCallback}).
+     */
+    private static long reported(CompletableFuture<Long> future, long length) {
+        return future != null ? length : 0;
     }
 
     /**
@@ -348,14 +406,7 @@ public final class UcpEndpoint extends UcxHandle {
      * @param callback called once on the progressing thread (or before this method returns)
      */
     public void sendTag(MemorySegment buffer, long offset, long length, long tag, UcpCallback callback) {
-        MemorySegment ep = handle();
-        Buffers.checkRange(buffer, offset, length);
-        MemorySegment param = worker.param();
-        Pending p = worker.acquire(Pending.SEND, "ucp_tag_send_nbx", buffer, null);
-        p.endpoint = this;
-        p.callback = Objects.requireNonNull(callback, "callback");
-        worker.callbackParams(param, 0, worker.sendStub, p);
-        worker.startedWithCallback(ucp_tag_send_nbx(ep, Buffers.at(buffer, offset), length, tag, param), p, 0, 0);
+        send(buffer, offset, length, tag, false, Objects.requireNonNull(callback, "callback"), null);
     }
 
     /**
@@ -368,17 +419,35 @@ public final class UcpEndpoint extends UcxHandle {
      * @return a future completed on the progressing thread
      */
     public CompletableFuture<Long> sendTagAsync(MemorySegment buffer, long offset, long length, long tag) {
-        MemorySegment ep = handle();
-        Buffers.checkRange(buffer, offset, length);
-        MemorySegment param = worker.param();
-        Pending p = worker.acquire(Pending.SEND, "ucp_tag_send_nbx", buffer, null);
-        p.endpoint = this;
-        CompletableFuture<Long> future = new CompletableFuture<>();
-        p.future = future;
-        p.length = length; // what the future reports, now or from the upcall
-        worker.callbackParams(param, 0, worker.sendStub, p);
-        worker.startedWithCallback(ucp_tag_send_nbx(ep, Buffers.at(buffer, offset), length, tag, param), p, length, 0);
-        return future;
+        return RequestTable.future((cb, f) -> send(buffer, offset, length, tag, false, cb, f));
+    }
+
+    /**
+     * Sends a tagged message that completes only when the peer has matched it ({@code ucp_tag_send_sync_nbx});
+     * {@code callback} runs on completion.
+     *
+     * @param buffer   the data; belongs to the operation until the callback runs
+     * @param offset   start in {@code buffer}
+     * @param length   bytes to send
+     * @param tag      the message tag
+     * @param callback called once on the progressing thread (or before this method returns)
+     */
+    public void sendTagSync(MemorySegment buffer, long offset, long length, long tag, UcpCallback callback) {
+        send(buffer, offset, length, tag, true, Objects.requireNonNull(callback, "callback"), null);
+    }
+
+    /**
+     * Sends a tagged message that completes only when the peer has matched it ({@code ucp_tag_send_sync_nbx}),
+     * completing a future (allocates; for control paths and simple code).
+     *
+     * @param buffer the data; belongs to the operation until the future completes
+     * @param offset start in {@code buffer}
+     * @param length bytes to send
+     * @param tag    the message tag
+     * @return a future of {@code length}, completed on the progressing thread
+     */
+    public CompletableFuture<Long> sendTagSyncAsync(MemorySegment buffer, long offset, long length, long tag) {
+        return RequestTable.future((cb, f) -> send(buffer, offset, length, tag, true, cb, f));
     }
 
     // ---- streams --------------------------------------------------------------------------------------------------
@@ -395,8 +464,47 @@ public final class UcpEndpoint extends UcxHandle {
         long ep = handle().address();
         Buffers.checkRange(buffer, offset, length);
         long result = RawCalls.streamSend(ep, buffer.address() + offset, length,
-                worker.scratch().plainParam);
-        return worker.startedPolled(result, Pending.SEND, "ucp_stream_send_nbx", this, buffer, null);
+                worker.scratch.get().plainParam);
+        return worker.requests.startedPolled(result, RequestTable.SEND, "ucp_stream_send_nbx", this, buffer, null);
+    }
+
+    /**
+     * Sends bytes on the endpoint's ordered stream ({@code ucp_stream_send_nbx}); {@code callback} runs on
+     * completion.
+     *
+     * @param buffer   the data; belongs to the operation until the callback runs
+     * @param offset   start in {@code buffer}
+     * @param length   bytes to send
+     * @param callback called once on the progressing thread (or before this method returns)
+     */
+    public void sendStream(MemorySegment buffer, long offset, long length, UcpCallback callback) {
+        sendStream(buffer, offset, length, Objects.requireNonNull(callback, "callback"), null);
+    }
+
+    /**
+     * Sends bytes on the endpoint's ordered stream ({@code ucp_stream_send_nbx}), completing a future (allocates;
+     * for control paths and simple code).
+     *
+     * @param buffer the data; belongs to the operation until the future completes
+     * @param offset start in {@code buffer}
+     * @param length bytes to send
+     * @return a future of {@code length}, completed on the progressing thread
+     */
+    public CompletableFuture<Long> sendStreamAsync(MemorySegment buffer, long offset, long length) {
+        return RequestTable.future((cb, f) -> sendStream(buffer, offset, length, cb, f));
+    }
+
+    private void sendStream(MemorySegment buffer, long offset, long length, UcpCallback callback,
+                            CompletableFuture<Long> future) {
+        MemorySegment ep = handle();
+        Buffers.checkRange(buffer, offset, length);
+        MemorySegment param = worker.param();
+        long reported = reported(future, length);
+        int slot = worker.requests.reserveCompletion(RequestTable.SEND, "ucp_stream_send_nbx", this, buffer, null, null,
+                callback, future, reported);
+        worker.requests.callbackParams(param, 0, worker.upcalls.sendStub, slot);
+        worker.requests.startedWithCallback(ucp_stream_send_nbx(ep, Buffers.at(buffer, offset), length, param), slot,
+                reported, 0);
     }
 
     /**
@@ -413,13 +521,58 @@ public final class UcpEndpoint extends UcxHandle {
     public long receiveStream(MemorySegment buffer, long offset, long length, boolean waitAll) {
         long ep = handle().address();
         Buffers.checkRange(buffer, offset, length);
-        UcpWorker.Scratch s = worker.scratch();
+        Scratch s = worker.scratch.get();
         long result = RawCalls.streamRecv(ep, buffer.address() + offset, length, s.lengthAddress,
                 waitAll ? s.streamRecvAllParam : s.streamRecvParam);
         if (result == 0) {
-            return worker.completedReceive("ucp_stream_recv_nbx", s.length.get(JAVA_LONG, 0), 0, 0);
+            return worker.requests.completedReceive("ucp_stream_recv_nbx", s.length.get(JAVA_LONG, 0), 0, 0);
         }
-        return worker.startedPolled(result, Pending.STREAM_RECV, "ucp_stream_recv_nbx", this, buffer, null);
+        return worker.requests.startedPolled(result, RequestTable.STREAM_RECV, "ucp_stream_recv_nbx", this, buffer, null);
+    }
+
+    /**
+     * Receives bytes from the endpoint's stream ({@code ucp_stream_recv_nbx}); {@code callback} runs with the
+     * received length.
+     *
+     * @param buffer   where to receive; belongs to the operation until the callback runs
+     * @param offset   start in {@code buffer}
+     * @param length   capacity in bytes
+     * @param waitAll  complete only when {@code length} bytes arrived ({@code UCP_STREAM_RECV_FLAG_WAITALL})
+     * @param callback called once on the progressing thread, or before this method returns when bytes had arrived
+     */
+    public void receiveStream(MemorySegment buffer, long offset, long length, boolean waitAll,
+                              UcpCallback callback) {
+        receiveStream(buffer, offset, length, waitAll, Objects.requireNonNull(callback, "callback"), null);
+    }
+
+    /**
+     * Receives bytes from the endpoint's stream ({@code ucp_stream_recv_nbx}), completing a future (allocates; for
+     * control paths and simple code).
+     *
+     * @param buffer  where to receive; belongs to the operation until the future completes
+     * @param offset  start in {@code buffer}
+     * @param length  capacity in bytes
+     * @param waitAll complete only when {@code length} bytes arrived ({@code UCP_STREAM_RECV_FLAG_WAITALL})
+     * @return a future of the received length, completed on the progressing thread
+     */
+    public CompletableFuture<Long> receiveStreamAsync(MemorySegment buffer, long offset, long length,
+                                                      boolean waitAll) {
+        return RequestTable.future((cb, f) -> receiveStream(buffer, offset, length, waitAll, cb, f));
+    }
+
+    private void receiveStream(MemorySegment buffer, long offset, long length, boolean waitAll,
+                               UcpCallback callback, CompletableFuture<Long> future) {
+        MemorySegment ep = handle();
+        Buffers.checkRange(buffer, offset, length);
+        Scratch s = worker.scratch.get();
+        MemorySegment param = s.clearedParam();
+        int slot = worker.requests.reserveCompletion(RequestTable.STREAM_RECV, "ucp_stream_recv_nbx", this, buffer, null,
+                null, callback, future, 0);
+        worker.requests.callbackParams(param, UCP_OP_ATTR_FIELD_FLAGS(), worker.upcalls.streamRecvStub, slot);
+        ucp_request_param_t.flags(param, waitAll ? UCP_STREAM_RECV_FLAG_WAITALL() : 0);
+        MemorySegment result = ucp_stream_recv_nbx(ep, Buffers.at(buffer, offset), length, s.length, param);
+        // done at once: the length is in s.length, and no upcall comes
+        worker.requests.startedWithCallback(result, slot, result.address() == 0 ? s.length.get(JAVA_LONG, 0) : 0, 0);
     }
 
     // ---- RMA and atomics ----------------------------------------------------------------------------------------
@@ -430,8 +583,8 @@ public final class UcpEndpoint extends UcxHandle {
     // the remote alignment. Completion is local: a put may be reused once it completes, but its data is visible at the
     // peer only after a flush of the endpoint or the worker.
 
-    private static final long DATATYPE_32 = io.github.ucxffm.bindings.support.UcpInline.ucp_dt_make_contig(4);
-    private static final long DATATYPE_64 = io.github.ucxffm.bindings.support.UcpInline.ucp_dt_make_contig(8);
+    private static final long DATATYPE_32 = UcpInline.ucp_dt_make_contig(4);
+    private static final long DATATYPE_64 = UcpInline.ucp_dt_make_contig(8);
 
     /** Refuses an operation the context was not created for; UCX would fail it late or not at all. */
     private void requireFeature(UcpContext.Feature feature, String what) {
@@ -451,20 +604,12 @@ public final class UcpEndpoint extends UcxHandle {
         return rkey.handle();
     }
 
-    /** A callback that completes {@code future} with {@code value}, or with the typed exception on failure. */
-    private static UcpCallback completing(CompletableFuture<Long> future, String op, long value) {
-        return (status, length, tag) -> {
-            if (status < 0) {
-                future.completeExceptionally(UcxException.of(op, status));
-            } else {
-                future.complete(value);
-            }
-        };
-    }
-
-    /** Put or get: checks everything, then starts polled ({@code callback == null}) or with a callback. */
+    /**
+     * Put or get: checks everything, then starts polled ({@code callback} and {@code future} null) or with a
+     * callback or future.
+     */
     private long rma(boolean put, MemorySegment buffer, UcpMemory memory, long offset, long length,
-                     long remoteAddress, UcpRemoteKey rkey, UcpCallback callback) {
+                     long remoteAddress, UcpRemoteKey rkey, UcpCallback callback, CompletableFuture<Long> future) {
         MemorySegment ep = handle();
         String op = put ? "ucp_put_nbx" : "ucp_get_nbx";
         requireFeature(UcpContext.Feature.RMA, op);
@@ -472,40 +617,39 @@ public final class UcpEndpoint extends UcxHandle {
         rkey.checkRemote(remoteAddress, length);
         MemorySegment local = memory != null ? memory.segment() : Objects.requireNonNull(buffer, "buffer");
         Buffers.checkRange(local, offset, length);
-        if (callback == null) {
-            if (memory != null) {
-                memory.beginUse(); // ended by the worker when the operation completes, now or later
-            }
+        if (memory != null) {
+            memory.beginUse(); // ended by the request table when the operation completes, now or later
+        }
+        if (callback == null && future == null) {
             long result;
             try {
                 result = RawCalls.rma(put, ep.address(), local.address() + offset, length,
-                        remoteAddress, rk.address(), worker.scratch().plainParam);
+                        remoteAddress, rk.address(), worker.scratch.get().plainParam);
             } catch (RuntimeException e) {
                 if (memory != null) {
                     memory.endUse();
                 }
                 throw e;
             }
-            return worker.startedPolled(result, Pending.OTHER, op, this, local, rkey, memory);
+            return worker.requests.startedPolled(result, RequestTable.OTHER, op, this, local, rkey, memory);
         }
         MemorySegment param = worker.param();
-        Pending p = worker.acquire(Pending.OTHER, op, local, rkey);
-        p.endpoint = this;
-        if (memory != null) {
-            try {
-                memory.beginUse();
-            } catch (RuntimeException e) {
-                worker.recycle(p);
-                throw e;
+        long reported = reported(future, length);
+        int slot;
+        try {
+            slot = worker.requests.reserveCompletion(RequestTable.OTHER, op, this, local, rkey, memory, callback, future,
+                    reported);
+        } catch (RuntimeException | Error e) {
+            if (memory != null) {
+                memory.endUse();
             }
-            p.memory = memory; // released by the worker when the operation completes
+            throw e;
         }
-        p.callback = callback;
-        worker.callbackParams(param, 0, worker.sendStub, p);
+        worker.requests.callbackParams(param, 0, worker.upcalls.sendStub, slot);
         MemorySegment at = Buffers.at(local, offset);
         MemorySegment result = put ? ucp_put_nbx(ep, at, length, remoteAddress, rk, param)
                 : ucp_get_nbx(ep, at, length, remoteAddress, rk, param);
-        worker.startedWithCallback(result, p, 0, 0); // length 0 whether it completes now or later
+        worker.requests.startedWithCallback(result, slot, reported, 0);
         return UcpWorker.COMPLETED;
     }
 
@@ -526,7 +670,7 @@ public final class UcpEndpoint extends UcxHandle {
      *                                   context lacks {@link UcpContext.Feature#RMA}
      */
     public long put(MemorySegment src, long offset, long length, long remoteAddress, UcpRemoteKey rkey) {
-        return rma(true, src, null, offset, length, remoteAddress, rkey, null);
+        return rma(true, src, null, offset, length, remoteAddress, rkey, null, null);
     }
 
     /**
@@ -544,7 +688,7 @@ public final class UcpEndpoint extends UcxHandle {
      *                                   {@link UcpContext.Feature#RMA}
      */
     public long put(UcpMemory src, long offset, long length, long remoteAddress, UcpRemoteKey rkey) {
-        return rma(true, null, Objects.requireNonNull(src, "src"), offset, length, remoteAddress, rkey, null);
+        return rma(true, null, Objects.requireNonNull(src, "src"), offset, length, remoteAddress, rkey, null, null);
     }
 
     /**
@@ -559,7 +703,8 @@ public final class UcpEndpoint extends UcxHandle {
      */
     public void put(MemorySegment src, long offset, long length, long remoteAddress, UcpRemoteKey rkey,
                     UcpCallback callback) {
-        rma(true, src, null, offset, length, remoteAddress, rkey, Objects.requireNonNull(callback, "callback"));
+        rma(true, src, null, offset, length, remoteAddress, rkey, Objects.requireNonNull(callback, "callback"),
+                null);
     }
 
     /**
@@ -576,7 +721,7 @@ public final class UcpEndpoint extends UcxHandle {
     public void put(UcpMemory src, long offset, long length, long remoteAddress, UcpRemoteKey rkey,
                     UcpCallback callback) {
         rma(true, null, Objects.requireNonNull(src, "src"), offset, length, remoteAddress, rkey,
-                Objects.requireNonNull(callback, "callback"));
+                Objects.requireNonNull(callback, "callback"), null);
     }
 
     /**
@@ -591,9 +736,7 @@ public final class UcpEndpoint extends UcxHandle {
      */
     public CompletableFuture<Long> putAsync(MemorySegment src, long offset, long length, long remoteAddress,
                                             UcpRemoteKey rkey) {
-        CompletableFuture<Long> future = new CompletableFuture<>();
-        rma(true, src, null, offset, length, remoteAddress, rkey, completing(future, "ucp_put_nbx", length));
-        return future;
+        return RequestTable.future((cb, f) -> rma(true, src, null, offset, length, remoteAddress, rkey, cb, f));
     }
 
     /**
@@ -609,10 +752,8 @@ public final class UcpEndpoint extends UcxHandle {
      */
     public CompletableFuture<Long> putAsync(UcpMemory src, long offset, long length, long remoteAddress,
                                             UcpRemoteKey rkey) {
-        CompletableFuture<Long> future = new CompletableFuture<>();
-        rma(true, null, Objects.requireNonNull(src, "src"), offset, length, remoteAddress, rkey,
-                completing(future, "ucp_put_nbx", length));
-        return future;
+        Objects.requireNonNull(src, "src");
+        return RequestTable.future((cb, f) -> rma(true, null, src, offset, length, remoteAddress, rkey, cb, f));
     }
 
     /**
@@ -632,7 +773,7 @@ public final class UcpEndpoint extends UcxHandle {
      *                                   context lacks {@link UcpContext.Feature#RMA}
      */
     public long get(MemorySegment dst, long offset, long length, long remoteAddress, UcpRemoteKey rkey) {
-        return rma(false, dst, null, offset, length, remoteAddress, rkey, null);
+        return rma(false, dst, null, offset, length, remoteAddress, rkey, null, null);
     }
 
     /**
@@ -650,7 +791,7 @@ public final class UcpEndpoint extends UcxHandle {
      *                                   {@link UcpContext.Feature#RMA}
      */
     public long get(UcpMemory dst, long offset, long length, long remoteAddress, UcpRemoteKey rkey) {
-        return rma(false, null, Objects.requireNonNull(dst, "dst"), offset, length, remoteAddress, rkey, null);
+        return rma(false, null, Objects.requireNonNull(dst, "dst"), offset, length, remoteAddress, rkey, null, null);
     }
 
     /**
@@ -665,7 +806,8 @@ public final class UcpEndpoint extends UcxHandle {
      */
     public void get(MemorySegment dst, long offset, long length, long remoteAddress, UcpRemoteKey rkey,
                     UcpCallback callback) {
-        rma(false, dst, null, offset, length, remoteAddress, rkey, Objects.requireNonNull(callback, "callback"));
+        rma(false, dst, null, offset, length, remoteAddress, rkey, Objects.requireNonNull(callback, "callback"),
+                null);
     }
 
     /**
@@ -682,7 +824,7 @@ public final class UcpEndpoint extends UcxHandle {
     public void get(UcpMemory dst, long offset, long length, long remoteAddress, UcpRemoteKey rkey,
                     UcpCallback callback) {
         rma(false, null, Objects.requireNonNull(dst, "dst"), offset, length, remoteAddress, rkey,
-                Objects.requireNonNull(callback, "callback"));
+                Objects.requireNonNull(callback, "callback"), null);
     }
 
     /**
@@ -697,9 +839,7 @@ public final class UcpEndpoint extends UcxHandle {
      */
     public CompletableFuture<Long> getAsync(MemorySegment dst, long offset, long length, long remoteAddress,
                                             UcpRemoteKey rkey) {
-        CompletableFuture<Long> future = new CompletableFuture<>();
-        rma(false, dst, null, offset, length, remoteAddress, rkey, completing(future, "ucp_get_nbx", length));
-        return future;
+        return RequestTable.future((cb, f) -> rma(false, dst, null, offset, length, remoteAddress, rkey, cb, f));
     }
 
     /**
@@ -715,10 +855,8 @@ public final class UcpEndpoint extends UcxHandle {
      */
     public CompletableFuture<Long> getAsync(UcpMemory dst, long offset, long length, long remoteAddress,
                                             UcpRemoteKey rkey) {
-        CompletableFuture<Long> future = new CompletableFuture<>();
-        rma(false, null, Objects.requireNonNull(dst, "dst"), offset, length, remoteAddress, rkey,
-                completing(future, "ucp_get_nbx", length));
-        return future;
+        Objects.requireNonNull(dst, "dst");
+        return RequestTable.future((cb, f) -> rma(false, null, dst, offset, length, remoteAddress, rkey, cb, f));
     }
 
     /** The checks of an atomic that do not depend on the buffers; gives the native key. */
@@ -771,10 +909,11 @@ public final class UcpEndpoint extends UcxHandle {
 
     /** Starts a checked atomic, polled ({@code callback == null}) or with a callback. */
     private long startAtomic(MemorySegment ep, MemorySegment rk, UcpAtomicOp op, MemorySegment operand,
-                             MemorySegment result, long remoteAddress, UcpCallback callback) {
+                             MemorySegment result, long remoteAddress, UcpCallback callback,
+                             CompletableFuture<Long> future) {
         MemorySegment param = worker.param();
         int mask = UCP_OP_ATTR_FIELD_DATATYPE() | (result != null ? UCP_OP_ATTR_FIELD_REPLY_BUFFER() : 0);
-        if (callback == null) {
+        if (callback == null && future == null) {
             ucp_request_param_t.op_attr_mask(param, mask);
             ucp_request_param_t.datatype(param, operand.byteSize() == 4 ? DATATYPE_32 : DATATYPE_64);
             if (result != null) {
@@ -782,27 +921,27 @@ public final class UcpEndpoint extends UcxHandle {
             }
             long status = RawCalls.atomic(ep.address(), op.code, operand.address(), 1,
                     remoteAddress, rk.address(), param.address());
-            return worker.startedPolled(status, Pending.OTHER, "ucp_atomic_op_nbx", this, operand, result);
+            return worker.requests.startedPolled(status, RequestTable.OTHER, "ucp_atomic_op_nbx", this, operand, result);
         }
-        Pending p = worker.acquire(Pending.OTHER, "ucp_atomic_op_nbx", operand, result);
-        p.endpoint = this;
-        p.callback = callback;
-        worker.callbackParams(param, mask, worker.sendStub, p);
+        // a future completes with 0 here; the old value is read by a stage on it (see atomicAsync)
+        int slot = worker.requests.reserveCompletion(RequestTable.OTHER, "ucp_atomic_op_nbx", this, operand, result, null,
+                callback, future, 0);
+        worker.requests.callbackParams(param, mask, worker.upcalls.sendStub, slot);
         ucp_request_param_t.datatype(param, operand.byteSize() == 4 ? DATATYPE_32 : DATATYPE_64);
         if (result != null) {
             ucp_request_param_t.reply_buffer(param, result);
         }
         MemorySegment status = ucp_atomic_op_nbx(ep, op.code, operand, 1, remoteAddress, rk, param);
-        worker.startedWithCallback(status, p, 0, 0);
+        worker.requests.startedWithCallback(status, slot, 0, 0);
         return UcpWorker.COMPLETED;
     }
 
     private long atomicChecked(UcpAtomicOp op, MemorySegment operand, MemorySegment result, long remoteAddress,
-                               UcpRemoteKey rkey, UcpCallback callback) {
+                               UcpRemoteKey rkey, UcpCallback callback, CompletableFuture<Long> future) {
         MemorySegment ep = handle();
         checkAtomicBuffers(operand, result);
         MemorySegment rk = checkAtomic(op, operand.byteSize(), result != null, remoteAddress, rkey);
-        return startAtomic(ep, rk, op, operand, result, remoteAddress, callback);
+        return startAtomic(ep, rk, op, operand, result, remoteAddress, callback, future);
     }
 
     /**
@@ -844,7 +983,7 @@ public final class UcpEndpoint extends UcxHandle {
      */
     public long atomic(UcpAtomicOp op, MemorySegment operand, MemorySegment result, long remoteAddress,
                        UcpRemoteKey rkey) {
-        return atomicChecked(op, operand, result, remoteAddress, rkey, null);
+        return atomicChecked(op, operand, result, remoteAddress, rkey, null, null);
     }
 
     /**
@@ -861,7 +1000,7 @@ public final class UcpEndpoint extends UcxHandle {
      */
     public void atomic(UcpAtomicOp op, MemorySegment operand, MemorySegment result, long remoteAddress,
                        UcpRemoteKey rkey, UcpCallback callback) {
-        atomicChecked(op, operand, result, remoteAddress, rkey, Objects.requireNonNull(callback, "callback"));
+        atomicChecked(op, operand, result, remoteAddress, rkey, Objects.requireNonNull(callback, "callback"), null);
     }
 
     /**
@@ -879,32 +1018,24 @@ public final class UcpEndpoint extends UcxHandle {
      */
     public CompletableFuture<Long> atomicAsync(UcpAtomicOp op, MemorySegment operand, MemorySegment result,
                                                long remoteAddress, UcpRemoteKey rkey) {
-        CompletableFuture<Long> future = new CompletableFuture<>();
-        atomicChecked(op, operand, result, remoteAddress, rkey, (status, length, tag) -> {
-            if (status < 0) {
-                future.completeExceptionally(UcxException.of("ucp_atomic_op_nbx", status));
-                return;
-            }
-            try {
-                future.complete(result == null ? 0L : result.byteSize() == 4
-                        ? (long) result.get(java.lang.foreign.ValueLayout.JAVA_INT, 0)
-                        : result.get(java.lang.foreign.ValueLayout.JAVA_LONG, 0));
-            } catch (RuntimeException e) {
-                future.completeExceptionally(e); // e.g. a result segment confined to another thread
-            }
-        });
-        return future;
+        return RequestTable.future((cb, f) -> atomicChecked(op, operand, result, remoteAddress, rkey, cb, f))
+                .thenApply(ignored -> oldValue(result));
+    }
+
+    /** What an atomic's result buffer holds after completion, sign-extended; 0 without one. */
+    private static long oldValue(MemorySegment result) {
+        return result == null ? 0L : result.byteSize() == 4 ? (long) result.get(JAVA_INT, 0)
+                : result.get(JAVA_LONG, 0);
     }
 
     /**
      * An atomic on a value rather than on caller-owned buffers: owns a 16-byte native buffer (operand and result)
      * from an arena of its own, closed when the operation completes, and never earlier.
      */
-    private static final class ValueAtomic implements UcpCallback {
+    private static final class ValueAtomic {
         final Arena arena;
         final MemorySegment operand;
         final MemorySegment result;
-        final CompletableFuture<Long> future = new CompletableFuture<>();
         private boolean released;
 
         ValueAtomic(Arena arena, int size, boolean fetching) {
@@ -916,26 +1047,9 @@ public final class UcpEndpoint extends UcxHandle {
 
         static void write(MemorySegment s, long value) {
             if (s.byteSize() == 4) {
-                s.set(java.lang.foreign.ValueLayout.JAVA_INT, 0, (int) value);
+                s.set(JAVA_INT, 0, (int) value);
             } else {
-                s.set(java.lang.foreign.ValueLayout.JAVA_LONG, 0, value);
-            }
-        }
-
-        @Override
-        public void onComplete(int status, long length, long tag) {
-            try {
-                if (status < 0) {
-                    future.completeExceptionally(UcxException.of("ucp_atomic_op_nbx", status));
-                } else if (result == null) {
-                    future.complete(0L);
-                } else {
-                    future.complete(result.byteSize() == 4
-                            ? (long) result.get(java.lang.foreign.ValueLayout.JAVA_INT, 0)
-                            : result.get(java.lang.foreign.ValueLayout.JAVA_LONG, 0));
-                }
-            } finally {
-                release();
+                s.set(JAVA_LONG, 0, value);
             }
         }
 
@@ -964,13 +1078,17 @@ public final class UcpEndpoint extends UcxHandle {
         if (op == UcpAtomicOp.CSWAP) {
             ValueAtomic.write(v.result, swap);
         }
+        CompletableFuture<Long> future;
         try {
-            startAtomic(ep, rk, op, v.operand, v.result, remoteAddress, v);
+            future = RequestTable.future((cb, f) -> startAtomic(ep, rk, op, v.operand, v.result, remoteAddress, cb,
+                    f));
         } catch (RuntimeException | Error e) {
-            v.release(); // the operation never started, or completed already and released it
+            v.release(); // the operation never started
             throw e;
         }
-        return v.future;
+        // Read the old value, then free the buffers, whether the operation succeeded or not; the value is read on
+        // the completing thread (the owner, for a SINGLE worker's confined arena).
+        return future.thenApply(ignored -> oldValue(v.result)).whenComplete((ignored, failure) -> v.release());
     }
 
     private static CompletableFuture<Integer> narrow(CompletableFuture<Long> f) {
@@ -1118,7 +1236,7 @@ public final class UcpEndpoint extends UcxHandle {
                                        int flags) {
         MemorySegment ep = handle();
         worker.requireAm();
-        UcpWorker.checkAmId(id);
+        AmDispatcher.checkId(id);
         UcpAmSendFlags.check(flags);
         if (header != null && header.byteSize() != 0) {
             Buffers.checkRange(header, 0, header.byteSize());
@@ -1140,10 +1258,18 @@ public final class UcpEndpoint extends UcxHandle {
         return header == null ? 0 : header.byteSize();
     }
 
-    private Pending amSend(MemorySegment header, MemorySegment data) {
-        Pending p = worker.acquire(Pending.SEND, "ucp_am_send_nbx", data, header);
-        p.endpoint = this;
-        return p;
+    /** The callback and future forms of an active-message send. */
+    private void sendAm(int id, MemorySegment header, MemorySegment data, long offset, long length, int flags,
+                        UcpCallback callback, CompletableFuture<Long> future) {
+        MemorySegment ep = amSendChecks(id, header, data, offset, length, flags);
+        MemorySegment param = worker.param();
+        long reported = reported(future, length);
+        int slot = worker.requests.reserveCompletion(RequestTable.SEND, "ucp_am_send_nbx", this, data, header, null,
+                callback, future, reported);
+        worker.requests.callbackParams(param, UCP_OP_ATTR_FIELD_FLAGS(), worker.upcalls.sendStub, slot);
+        ucp_request_param_t.flags(param, flags);
+        worker.requests.startedWithCallback(ucp_am_send_nbx(ep, id, headerAddress(header), headerLength(header),
+                Buffers.at(data, offset), length, param), slot, reported, 0);
     }
 
     /**
@@ -1164,11 +1290,11 @@ public final class UcpEndpoint extends UcxHandle {
      */
     public long sendAm(int id, MemorySegment header, MemorySegment data, long offset, long length, int flags) {
         MemorySegment ep = amSendChecks(id, header, data, offset, length, flags);
-        MemorySegment param = worker.scratch().amSendParam;
+        MemorySegment param = worker.scratch.get().amSendParam;
         ucp_request_param_t.flags(param, flags);
         long result = RawCalls.amSend(ep.address(), id, headerAddress(header).address(),
                 headerLength(header), data.address() + offset, length, param.address());
-        return worker.startedPolled(result, Pending.SEND, "ucp_am_send_nbx", this, data, header);
+        return worker.requests.startedPolled(result, RequestTable.SEND, "ucp_am_send_nbx", this, data, header);
     }
 
     /**
@@ -1186,15 +1312,7 @@ public final class UcpEndpoint extends UcxHandle {
      */
     public void sendAm(int id, MemorySegment header, MemorySegment data, long offset, long length, int flags,
                        UcpCallback callback) {
-        Objects.requireNonNull(callback, "callback");
-        MemorySegment ep = amSendChecks(id, header, data, offset, length, flags);
-        MemorySegment param = worker.param();
-        Pending p = amSend(header, data);
-        p.callback = callback;
-        worker.callbackParams(param, UCP_OP_ATTR_FIELD_FLAGS(), worker.sendStub, p);
-        ucp_request_param_t.flags(param, flags);
-        worker.startedWithCallback(ucp_am_send_nbx(ep, id, headerAddress(header), headerLength(header),
-                Buffers.at(data, offset), length, param), p, 0, 0);
+        sendAm(id, header, data, offset, length, flags, Objects.requireNonNull(callback, "callback"), null);
     }
 
     /**
@@ -1212,23 +1330,7 @@ public final class UcpEndpoint extends UcxHandle {
      */
     public CompletableFuture<Long> sendAmAsync(int id, MemorySegment header, MemorySegment data, long offset,
                                                long length, int flags) {
-        MemorySegment ep = amSendChecks(id, header, data, offset, length, flags);
-        MemorySegment param = worker.param();
-        Pending p = amSend(header, data);
-        CompletableFuture<Long> future = new CompletableFuture<>();
-        // Through a callback: a send completion carries no length, and the future promises the data length.
-        p.callback = (status, ignored, tag) -> {
-            if (status < 0) {
-                future.completeExceptionally(UcxException.of("ucp_am_send_nbx", status));
-            } else {
-                future.complete(length);
-            }
-        };
-        worker.callbackParams(param, UCP_OP_ATTR_FIELD_FLAGS(), worker.sendStub, p);
-        ucp_request_param_t.flags(param, flags);
-        worker.startedWithCallback(ucp_am_send_nbx(ep, id, headerAddress(header), headerLength(header),
-                Buffers.at(data, offset), length, param), p, length, 0);
-        return future;
+        return RequestTable.future((cb, f) -> sendAm(id, header, data, offset, length, flags, cb, f));
     }
 
     /**
@@ -1246,11 +1348,10 @@ public final class UcpEndpoint extends UcxHandle {
         MemorySegment ep = amSendChecks(id, header, MemorySegment.NULL, 0, 0, flags);
         IovList list = worker.iovList(iov);
         MemorySegment param = worker.param();
-        Pending p = iovOperation(param, UCP_OP_ATTR_FIELD_FLAGS(), Pending.SEND, "ucp_am_send_nbx", list);
-        p.keep1 = header;
+        int slot = iovOperation(param, UCP_OP_ATTR_FIELD_FLAGS(), RequestTable.SEND, "ucp_am_send_nbx", header, list);
         ucp_request_param_t.flags(param, flags);
-        return worker.started(ucp_am_send_nbx(ep, id, headerAddress(header), headerLength(header), list.array(),
-                list.count(), param), p);
+        return worker.requests.started(ucp_am_send_nbx(ep, id, headerAddress(header), headerLength(header),
+                list.array(), list.count(), param), slot);
     }
 
     // ---- remote keys ------------------------------------------------------------------------------------------
@@ -1282,12 +1383,10 @@ public final class UcpEndpoint extends UcxHandle {
     // ---- scatter-gather -------------------------------------------------------------------------------------------
 
     /** Starts a polled IOV operation: the datatype set, the descriptor array owned by the operation. */
-    private Pending iovOperation(MemorySegment param, int attrMask, byte kind, String op, IovList list) {
+    private int iovOperation(MemorySegment param, int attrMask, byte kind, String op, Object keep, IovList list) {
         ucp_request_param_t.op_attr_mask(param, attrMask | UCP_OP_ATTR_FIELD_DATATYPE());
         ucp_request_param_t.datatype(param, UcpInline.ucp_dt_make_iov());
-        Pending p = worker.acquire(kind, op, null, list);
-        p.endpoint = this;
-        return p;
+        return worker.requests.reserve(kind, op, this, keep, list);
     }
 
     /**
@@ -1306,8 +1405,8 @@ public final class UcpEndpoint extends UcxHandle {
         MemorySegment ep = handle();
         IovList list = worker.iovList(iov);
         MemorySegment param = worker.param();
-        Pending p = iovOperation(param, 0, Pending.SEND, "ucp_tag_send_nbx", list);
-        return worker.started(ucp_tag_send_nbx(ep, list.array(), list.count(), tag, param), p);
+        int slot = iovOperation(param, 0, RequestTable.SEND, "ucp_tag_send_nbx", null, list);
+        return worker.requests.started(ucp_tag_send_nbx(ep, list.array(), list.count(), tag, param), slot);
     }
 
     /**
@@ -1322,8 +1421,8 @@ public final class UcpEndpoint extends UcxHandle {
         MemorySegment ep = handle();
         IovList list = worker.iovList(iov);
         MemorySegment param = worker.param();
-        Pending p = iovOperation(param, 0, Pending.SEND, "ucp_stream_send_nbx", list);
-        return worker.started(ucp_stream_send_nbx(ep, list.array(), list.count(), param), p);
+        int slot = iovOperation(param, 0, RequestTable.SEND, "ucp_stream_send_nbx", null, list);
+        return worker.requests.started(ucp_stream_send_nbx(ep, list.array(), list.count(), param), slot);
     }
 
     /**
@@ -1340,15 +1439,16 @@ public final class UcpEndpoint extends UcxHandle {
     public long receiveStream(MemorySegment[] iov, boolean waitAll) {
         MemorySegment ep = handle();
         IovList list = worker.iovList(iov);
-        UcpWorker.Scratch s = worker.scratch();
-        MemorySegment param = worker.param();
+        Scratch s = worker.scratch.get();
+        MemorySegment param = s.clearedParam();
         ucp_request_param_t.flags(param, waitAll ? UCP_STREAM_RECV_FLAG_WAITALL() : 0);
-        Pending p = iovOperation(param, UCP_OP_ATTR_FIELD_FLAGS(), Pending.STREAM_RECV, "ucp_stream_recv_nbx", list);
+        int slot = iovOperation(param, UCP_OP_ATTR_FIELD_FLAGS(), RequestTable.STREAM_RECV, "ucp_stream_recv_nbx", null,
+                list);
         MemorySegment result = ucp_stream_recv_nbx(ep, list.array(), list.count(), s.length, param);
         if (result.address() == 0) {
-            s.receivedLength = s.length.get(java.lang.foreign.ValueLayout.JAVA_LONG, 0);
+            s.receivedLength = s.length.get(JAVA_LONG, 0);
         }
-        return worker.started(result, p);
+        return worker.requests.started(result, slot);
     }
 
     // ---- flush and close ------------------------------------------------------------------------------------------
@@ -1362,9 +1462,38 @@ public final class UcpEndpoint extends UcxHandle {
     public long flush() {
         MemorySegment ep = handle();
         MemorySegment param = worker.param();
-        Pending p = worker.acquire(Pending.OTHER, "ucp_ep_flush_nbx", null, null);
-        p.endpoint = this;
-        return worker.started(ucp_ep_flush_nbx(ep, param), p);
+        int slot = worker.requests.reserve(RequestTable.OTHER, "ucp_ep_flush_nbx", this, null, null);
+        return worker.requests.started(ucp_ep_flush_nbx(ep, param), slot);
+    }
+
+    /**
+     * Flushes the endpoint ({@code ucp_ep_flush_nbx}); {@code callback} runs when every operation started on it
+     * before has completed at the remote side too.
+     *
+     * @param callback called once on the progressing thread (or before this method returns), with length 0
+     */
+    public void flush(UcpCallback callback) {
+        flush(Objects.requireNonNull(callback, "callback"), null);
+    }
+
+    /**
+     * Flushes the endpoint ({@code ucp_ep_flush_nbx}), completing a future (allocates; for control paths and simple
+     * code).
+     *
+     * @return a future of {@code 0}, completed on the progressing thread when every operation started on the
+     *         endpoint before has completed at the remote side too
+     */
+    public CompletableFuture<Long> flushAsync() {
+        return RequestTable.future(this::flush);
+    }
+
+    private void flush(UcpCallback callback, CompletableFuture<Long> future) {
+        MemorySegment ep = handle();
+        MemorySegment param = worker.param();
+        int slot = worker.requests.reserveCompletion(RequestTable.OTHER, "ucp_ep_flush_nbx", this, null, null, null,
+                callback, future, 0);
+        worker.requests.callbackParams(param, 0, worker.upcalls.sendStub, slot);
+        worker.requests.startedWithCallback(ucp_ep_flush_nbx(ep, param), slot, 0, 0);
     }
 
     /**
@@ -1405,24 +1534,24 @@ public final class UcpEndpoint extends UcxHandle {
      *
      * @return the text UCX prints
      */
-    public String printInfo() {
+    public String describe() {
         MemorySegment ep = nativeHandle();
         return Libc.printToString(stream -> ucp_ep_print_info(ep, stream));
     }
 
-    private static final java.util.regex.Pattern LANE = java.util.regex.Pattern.compile(
+    private static final Pattern LANE = Pattern.compile(
             "lane\\[\\d+\\]:\\s+\\d+:([A-Za-z0-9_]+)/");
 
     /**
-     * The UCX transports the endpoint's lanes use (from {@link #printInfo()}), such as {@code tcp}, {@code posix},
+     * The UCX transports the endpoint's lanes use (from {@link #describe()}), such as {@code tcp}, {@code posix},
      * {@code sysv}, {@code cma}, {@code self}, or {@code rc_mlx5} on an RDMA NIC. Lanes are chosen during wire-up, so
      * ask after a first message has gone through.
      *
      * @return the transport names, in lane order, without repeats
      */
-    public java.util.Set<String> transports() {
-        java.util.Set<String> names = new java.util.LinkedHashSet<>();
-        java.util.regex.Matcher m = LANE.matcher(printInfo());
+    public Set<String> transports() {
+        Set<String> names = new LinkedHashSet<>();
+        Matcher m = LANE.matcher(describe());
         while (m.find()) {
             names.add(m.group(1));
         }
@@ -1466,7 +1595,7 @@ public final class UcpEndpoint extends UcxHandle {
                 long deadline = System.nanoTime() + (forced ? Duration.ofSeconds(2) : closeTimeout).toNanos();
                 if (worker.inCallback()) {
                     // no progress here (UCX forbids it inside a callback): later progress calls finish the close
-                    worker.deferClose(request.address(), deadline);
+                    worker.closes.add(request.address(), deadline);
                     return;
                 }
                 while (ucp_request_check_status(request) == UCS_INPROGRESS() && System.nanoTime() - deadline < 0) {
@@ -1476,7 +1605,7 @@ public final class UcpEndpoint extends UcxHandle {
                 ucp_request_free(request);
             }
         } finally {
-            worker.unregister(handle.address());
+            worker.endpoints.remove(handle.address());
         }
     }
 

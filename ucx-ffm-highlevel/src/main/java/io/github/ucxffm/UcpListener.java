@@ -10,6 +10,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 
@@ -37,7 +38,7 @@ public final class UcpListener extends UcxHandle {
     private final Consumer<UcpConnectionRequest> handler;
     private final ArrayDeque<UcpConnectionRequest> queue = new ArrayDeque<>();
     /** Requests given to the handler or the queue and perhaps not answered yet: close() rejects those still open. */
-    private final java.util.ArrayList<UcpConnectionRequest> handedOut = new java.util.ArrayList<>();
+    private final ArrayList<UcpConnectionRequest> handedOut = new ArrayList<>();
     private final InetSocketAddress address;
     private final long id;
     private int rejectedByPolicy;
@@ -48,7 +49,7 @@ public final class UcpListener extends UcxHandle {
         this.worker = worker;
         this.policy = policy;
         this.handler = handler;
-        this.id = worker.registerListener(this);
+        this.id = worker.listeners.add(this);
         MemorySegment created = null;
         try (Arena call = Arena.ofConfined()) {
             MemorySegment params = ucp_listener_params.allocate(call);
@@ -59,12 +60,12 @@ public final class UcpListener extends UcxHandle {
             ucs_sock_addr.addr(sock, sa);
             ucs_sock_addr.addrlen(sock, (int) sa.byteSize());
             MemorySegment conn = ucp_listener_params.conn_handler(params);
-            ucp_listener_conn_handler.cb(conn, worker.connectionStub);
+            ucp_listener_conn_handler.cb(conn, worker.upcalls.connectionStub);
             ucp_listener_conn_handler.arg(conn, MemorySegment.ofAddress(id));
             MemorySegment listenerP = call.allocate(ADDRESS);
             byte status = ucp_listener_create(worker.handle(), params, listenerP);
             if (status != UCS_OK()) {
-                worker.unregisterListener(id);
+                worker.listeners.remove(id);
                 super.close();
                 throw UcxException.of("ucp_listener_create(" + bind + ")", status);
             }
@@ -74,7 +75,7 @@ public final class UcpListener extends UcxHandle {
             byte q = ucp_listener_query(created, attr);
             if (q != UCS_OK()) {
                 ucp_listener_destroy(created);
-                worker.unregisterListener(id);
+                worker.listeners.remove(id);
                 super.close();
                 throw UcxException.of("ucp_listener_query", q);
             }
@@ -183,7 +184,7 @@ public final class UcpListener extends UcxHandle {
     @Override
     void release() {
         if (handle == null) {
-            worker.unregisterListener(id);
+            worker.listeners.remove(id);
             return; // the constructor failed: there is no native listener
         }
         for (UcpConnectionRequest r : queue) {
@@ -195,7 +196,7 @@ public final class UcpListener extends UcxHandle {
         }
         handedOut.clear();
         ucp_listener_destroy(handle);
-        worker.unregisterListener(id);
+        worker.listeners.remove(id);
     }
 
     @Override

@@ -5,6 +5,7 @@ import io.github.ucxffm.bindings.ucp_mem_map_params;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SegmentAllocator;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static io.github.ucxffm.bindings.ucx_h.*;
@@ -146,7 +147,7 @@ public final class UcpMemory extends UcxHandle {
      * @param allocator where to put the key
      * @return a segment holding exactly the packed key
      */
-    public MemorySegment packRemoteKey(java.lang.foreign.SegmentAllocator allocator) {
+    public MemorySegment packRemoteKey(SegmentAllocator allocator) {
         return allocator.allocateFrom(JAVA_BYTE, packRemoteKey());
     }
 

@@ -1,30 +1,23 @@
 package io.github.ucxffm;
 
-import io.github.ucxffm.bindings.ucp_err_handler_cb_t;
-import io.github.ucxffm.bindings.ucp_listener_conn_callback_t;
-import io.github.ucxffm.bindings.ucp_request_param_t;
-import io.github.ucxffm.bindings.ucp_tag_recv_info;
+import io.github.ucxffm.bindings.ucp_stream_poll_ep;
 import io.github.ucxffm.bindings.ucp_worker_attr;
 import io.github.ucxffm.bindings.ucp_worker_params;
-import io.github.ucxffm.bindings.support.UcpInline;
-import io.github.ucxffm.bindings.support.UcsMacros;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetSocketAddress;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 import static io.github.ucxffm.bindings.ucx_h.*;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
-import static java.lang.foreign.ValueLayout.JAVA_LONG;
-import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 
 /**
  * A UCP worker ({@code ucp_worker_h}): the progress engine that moves every operation of its endpoints. Nothing
@@ -43,117 +36,45 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
  * primitives; polling allocates nothing. Operations also come with a {@link UcpCallback} or as a
  * {@link CompletableFuture}. A buffer given to an operation belongs to it until completion: the worker keeps it
  * strongly reachable until then, and the application must not reuse or free it before.
+ * <p>
+ * <b>Inside.</b> The worker is a facade over package-private parts, one job each (see {@code docs/INTERNALS.md}):
+ * {@link RequestTable} (operations in flight, tokens, completion), {@link Upcalls} (stubs, callback depth and
+ * errors), {@link AmDispatcher} (active-message handlers and kept data), {@link Scratch} (per-thread parameter
+ * structs and receive results), {@link DeferredCloses}, {@link TagReceiver}, and a {@link Registry} each for
+ * endpoints and listeners.
  */
 public final class UcpWorker extends UcxHandle {
 
     /** The token of an operation that completed when it was started. */
     public static final long COMPLETED = 0L;
 
-    private static final long INITIAL_POOL = 64;
-
-    /** See {@link UcxVersion.Capability#TAG_RECV_INFO_ON_IMMEDIATE_COMPLETION}; constant-folded by the JIT. */
-    private static final boolean RECV_INFO_ON_IMMEDIATE_COMPLETION =
-            UcxVersion.runtime().has(UcxVersion.Capability.TAG_RECV_INFO_ON_IMMEDIATE_COMPLETION);
-
     private final UcpContext context;
     private final UcsThreadMode mode;
     private final Thread owner;
-    private final boolean locking;
-    /**
-     * Whether the request test and free calls may skip the thread-state transition (see {@link RawCalls}): not for
-     * MULTI workers.
-     */
-    final boolean critical;
-
-    final Arena arena = Arena.ofShared();
+    /** The worker's native memory: upcall stubs, scratch structs, the stream-poll array. */
+    private final Arena arena = Arena.ofShared();
     private final MemorySegment handle;
 
-    // One upcall stub per callback kind, made once for the worker's life.
-    final MemorySegment sendStub;
-    final MemorySegment tagRecvStub;
-    final MemorySegment streamRecvStub;
-    final MemorySegment amRecvDataStub;
-    final MemorySegment errorStub;
-    final MemorySegment connectionStub;
+    // The parts; final, of final classes, so that the JIT calls them directly.
+    final Scratch.Source scratch;
+    final RequestTable requests;
+    final Upcalls upcalls;
+    final AmDispatcher am;
+    final DeferredCloses closes;
+    final Registry<UcpEndpoint> endpoints;
+    final Registry<UcpListener> listeners;
+    private final TagReceiver tags;
 
-    /** Per-thread scratch: the request parameters and receive-info structs reused by every operation. */
-    static final class Scratch {
-        final MemorySegment param;
-        final MemorySegment tagInfo;
-        final MemorySegment length;
-        /** Raw addresses of the above, and of parameter structs filled once and never written again. */
-        final long tagInfoAddress;
-        final long lengthAddress;
-        /** No field set: a polled operation without flags. */
-        final long plainParam;
-        /** No immediate completion: a polled tag receive posted when no matching message had arrived. */
-        final long tagRecvParam;
-        /**
-         * Receive information into {@link #tagInfo}: a polled tag receive on a UCX that reports it on immediate
-         * completion ({@code RECV_INFO_ON_IMMEDIATE_COMPLETION}).
-         */
-        final long tagRecvInfoParam;
-        /** Flags 0, and {@code UCP_STREAM_RECV_FLAG_WAITALL}: polled stream receives. */
-        final long streamRecvParam;
-        final long streamRecvAllParam;
-        /** Flags only; the flags field is written per call: polled active-message sends. */
-        final MemorySegment amSendParam;
-        long receivedTag;
-        long receivedLength;
-
-        Scratch(Arena arena) {
-            param = ucp_request_param_t.allocate(arena);
-            tagInfo = ucp_tag_recv_info.allocate(arena);
-            length = arena.allocate(JAVA_LONG);
-            tagInfoAddress = tagInfo.address();
-            lengthAddress = length.address();
-            plainParam = ucp_request_param_t.allocate(arena).address();
-            MemorySegment tagRecv = ucp_request_param_t.allocate(arena);
-            ucp_request_param_t.op_attr_mask(tagRecv, UCP_OP_ATTR_FLAG_NO_IMM_CMPL());
-            tagRecvParam = tagRecv.address();
-            MemorySegment tagRecvInfo = ucp_request_param_t.allocate(arena);
-            ucp_request_param_t.op_attr_mask(tagRecvInfo, UCP_OP_ATTR_FIELD_RECV_INFO());
-            tagRecvInfo.set(ADDRESS, ucp_request_param_t.recv_info$offset(), tagInfo);
-            tagRecvInfoParam = tagRecvInfo.address();
-            streamRecvParam = flagsParam(arena, 0).address();
-            streamRecvAllParam = flagsParam(arena, UCP_STREAM_RECV_FLAG_WAITALL()).address();
-            amSendParam = flagsParam(arena, 0);
-        }
-
-        private static MemorySegment flagsParam(Arena arena, int flags) {
-            MemorySegment p = ucp_request_param_t.allocate(arena);
-            ucp_request_param_t.op_attr_mask(p, UCP_OP_ATTR_FIELD_FLAGS());
-            ucp_request_param_t.flags(p, flags);
-            return p;
-        }
-    }
-
-    private final Scratch single;
-    private final ThreadLocal<Scratch> perThread;
-
-    /** Polled operations in flight (their slots hold an even token and a UCX request). */
-    private int polledInFlight;
-    /** Receives completed when posted whose results wait for poll() (their slots hold an odd token). */
-    private int immediateCount;
-    /** The sequence number in the upper half of the next token. */
-    private int tokenSequence;
-    private Pending[] pending = new Pending[(int) INITIAL_POOL];
-    private int[] free = new int[(int) INITIAL_POOL];
-    private int freeCount;
-
-    /** Endpoints of this worker by native handle, for the error and active-message upcalls. */
-    final LongObjectMap<UcpEndpoint> endpoints = new LongObjectMap<>(64);
-
-    private final List<Throwable> callbackErrors = new ArrayList<>();
-    private volatile boolean hasCallbackErrors;
+    /** {@code ucp_stream_worker_poll}'s output, grown to the largest request. */
+    private MemorySegment streamPoll;
+    private long maxAmHeader = -1;
 
     UcpWorker(UcpContext context, UcsThreadMode mode, long clientId) {
         super("UcpWorker", context);
         this.context = context;
         this.mode = mode;
         this.owner = Thread.currentThread();
-        this.locking = mode == UcsThreadMode.MULTI;
-        this.critical = !locking;
+        boolean multi = mode == UcsThreadMode.MULTI;
         try (Arena call = Arena.ofConfined()) {
             MemorySegment params = ucp_worker_params.allocate(call);
             long mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE();
@@ -171,222 +92,18 @@ public final class UcpWorker extends UcxHandle {
             }
             this.handle = workerP.get(ADDRESS, 0);
         }
-        // The stubs reach the worker through a weak reference: a stub is a GC root until its arena closes, and a
-        // strong one would keep a worker the application dropped without close() from ever being reported.
-        Upcalls up = new Upcalls(this);
-        sendStub = Upcalls.stub(Upcalls.SEND_DONE, up, arena);
-        tagRecvStub = Upcalls.stub(Upcalls.TAG_RECV_DONE, up, arena);
-        streamRecvStub = Upcalls.stub(Upcalls.LENGTH_DONE, up, arena);
-        amRecvDataStub = Upcalls.stub(Upcalls.LENGTH_DONE, up, arena);
-        amRecvStub = Upcalls.stub(Upcalls.AM_MESSAGE, up, arena);
-        errorStub = ucp_err_handler_cb_t.allocate(up::onEndpointError, arena);
-        connectionStub = ucp_listener_conn_callback_t.allocate(up::onConnectionRequest, arena);
-        single = new Scratch(arena);
-        perThread = locking ? ThreadLocal.withInitial(() -> new Scratch(arena)) : null;
-        for (int i = 0; i < pending.length; i++) {
-            pending[i] = new Pending(i);
-            free[freeCount++] = pending.length - 1 - i;
-        }
-    }
-
-    /**
-     * Upcall targets that hold the worker weakly; a collected worker's upcalls do nothing. The ones on the data path
-     * (completions, active messages) take every pointer as a raw address: a {@link MemorySegment} parameter is an
-     * object made per upcall.
-     */
-    private static final class Upcalls {
-        private final java.lang.ref.WeakReference<UcpWorker> worker;
-
-        Upcalls(UcpWorker worker) {
-            this.worker = new java.lang.ref.WeakReference<>(worker);
-        }
-
-        /** A method of this class and the C signature UCX calls it with. */
-        record Target(java.lang.invoke.MethodHandle handle, java.lang.foreign.FunctionDescriptor descriptor) {
-            static Target of(String name, java.lang.foreign.FunctionDescriptor descriptor) {
-                try {
-                    return new Target(java.lang.invoke.MethodHandles.lookup().findVirtual(Upcalls.class, name,
-                            descriptor.toMethodType()), descriptor);
-                } catch (ReflectiveOperationException e) {
-                    throw new ExceptionInInitializerError(e);
-                }
-            }
-        }
-
-        // ucp_send_nbx_callback_t(void *request, ucs_status_t status, void *user_data)
-        static final Target SEND_DONE = Target.of("onSendComplete",
-                java.lang.foreign.FunctionDescriptor.ofVoid(JAVA_LONG, JAVA_BYTE, JAVA_LONG));
-        // ucp_tag_recv_nbx_callback_t(void *request, ucs_status_t status, const ucp_tag_recv_info_t *info,
-        // void *user_data)
-        static final Target TAG_RECV_DONE = Target.of("onTagReceiveComplete",
-                java.lang.foreign.FunctionDescriptor.ofVoid(JAVA_LONG, JAVA_BYTE, JAVA_LONG, JAVA_LONG));
-        // ucp_stream_recv_nbx_callback_t and ucp_am_recv_data_nbx_callback_t(void *request, ucs_status_t status,
-        // size_t length, void *user_data)
-        static final Target LENGTH_DONE = Target.of("onLengthComplete",
-                java.lang.foreign.FunctionDescriptor.ofVoid(JAVA_LONG, JAVA_BYTE, JAVA_LONG, JAVA_LONG));
-        // ucp_am_recv_callback_t: ucs_status_t (void *arg, const void *header, size_t header_length, void *data,
-        // size_t length, const ucp_am_recv_param_t *param)
-        static final Target AM_MESSAGE = Target.of("onAmMessage", java.lang.foreign.FunctionDescriptor.of(JAVA_BYTE,
-                JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
-
-        static MemorySegment stub(Target target, Upcalls up, Arena arena) {
-            return java.lang.foreign.Linker.nativeLinker().upcallStub(target.handle().bindTo(up),
-                    target.descriptor(), arena);
-        }
-
-        void onSendComplete(long request, byte status, long userData) {
-            UcpWorker w = worker.get();
-            if (w != null) {
-                w.enterUpcall();
-                try {
-                    w.onSendComplete(request, status, userData);
-                } finally {
-                    w.exitUpcall();
-                }
-            }
-        }
-
-        void onTagReceiveComplete(long request, byte status, long info, long userData) {
-            UcpWorker w = worker.get();
-            if (w != null) {
-                w.enterUpcall();
-                try {
-                    w.onTagReceiveComplete(request, status, info, userData);
-                } finally {
-                    w.exitUpcall();
-                }
-            }
-        }
-
-        void onLengthComplete(long request, byte status, long length, long userData) {
-            UcpWorker w = worker.get();
-            if (w != null) {
-                w.enterUpcall();
-                try {
-                    w.onLengthComplete(request, status, length, userData);
-                } finally {
-                    w.exitUpcall();
-                }
-            }
-        }
-
-        byte onAmMessage(long arg, long header, long headerLength, long data, long length, long param) {
-            UcpWorker w = worker.get();
-            if (w == null) {
-                return (byte) UCS_OK();
-            }
-            w.enterUpcall();
-            try {
-                return w.onAmMessage(arg, header, headerLength, data, length, param);
-            } finally {
-                w.exitUpcall();
-            }
-        }
-
-        void onEndpointError(MemorySegment arg, MemorySegment ep, byte status) {
-            UcpWorker w = worker.get();
-            if (w != null) {
-                w.enterUpcall();
-                try {
-                    w.onEndpointError(arg, ep, status);
-                } finally {
-                    w.exitUpcall();
-                }
-            }
-        }
-
-        void onConnectionRequest(MemorySegment request, MemorySegment arg) {
-            UcpWorker w = worker.get();
-            if (w != null) {
-                w.enterUpcall();
-                try {
-                    w.onConnectionRequest(request, arg);
-                } finally {
-                    w.exitUpcall();
-                }
-            }
-        }
-    }
-
-    // ---- callbacks in progress -----------------------------------------------------------------------------------
-
-    /** How deep the (one) thread using a non-MULTI worker is in this worker's callbacks. */
-    private int upcallDepth;
-    /** The same per thread, for a MULTI worker, whose callbacks may run on several threads at once. */
-    private final ThreadLocal<int[]> upcallDepthPerThread = ThreadLocal.withInitial(() -> new int[1]);
-
-    void enterUpcall() {
-        if (locking) {
-            upcallDepthPerThread.get()[0]++;
-        } else {
-            upcallDepth++;
-        }
-    }
-
-    void exitUpcall() {
-        if (locking) {
-            upcallDepthPerThread.get()[0]--;
-        } else {
-            upcallDepth--;
-        }
-    }
-
-    /**
-     * Whether the calling thread is inside one of this worker's callbacks (completion, active-message, error or
-     * connection handler), where UCX allows neither progress nor destroying the worker.
-     *
-     * @return {@code true} inside a callback
-     */
-    public boolean inCallback() {
-        return locking ? upcallDepthPerThread.get()[0] > 0 : upcallDepth > 0;
-    }
-
-    private void refuseInCallback(String what) {
-        if (inCallback()) {
-            throw new IllegalStateException(what + " inside a callback of this UcpWorker: UCX does not allow it "
-                    + "there; do it after progress() returns");
-        }
-    }
-
-    /** Close requests of endpoints closed inside a callback, finished by later progress calls. */
-    private long[] deferredCloses = new long[4];
-    private long[] deferredDeadlines = new long[4];
-    private int deferredCount;
-
-    /** Takes over an endpoint's close request that cannot be waited for here (inside a callback). */
-    void deferClose(long request, long deadline) {
-        lock();
-        try {
-            if (deferredCount == deferredCloses.length) {
-                deferredCloses = java.util.Arrays.copyOf(deferredCloses, deferredCount * 2);
-                deferredDeadlines = java.util.Arrays.copyOf(deferredDeadlines, deferredCount * 2);
-            }
-            deferredCloses[deferredCount] = request;
-            deferredDeadlines[deferredCount++] = deadline;
-        } finally {
-            unlock();
-        }
-    }
-
-    /** Frees the deferred close requests that completed or ran out of time. */
-    private void finishDeferredCloses(boolean all) {
-        lock();
-        try {
-            long now = System.nanoTime();
-            int kept = 0;
-            for (int i = 0; i < deferredCount; i++) {
-                long r = deferredCloses[i];
-                if (all || RawCalls.checkStatus(critical, r) != UCS_INPROGRESS() || now - deferredDeadlines[i] > 0) {
-                    RawCalls.free(critical, r); // UCX frees one still in flight when it completes
-                } else {
-                    deferredCloses[kept] = r;
-                    deferredDeadlines[kept++] = deferredDeadlines[i];
-                }
-            }
-            deferredCount = kept;
-        } finally {
-            unlock();
-        }
+        // Whether the request test and free calls may skip the thread-state transition (see RawCalls): not for
+        // MULTI workers.
+        boolean critical = !multi;
+        Guard guard = new Guard(multi);
+        scratch = new Scratch.Source(arena, multi);
+        requests = new RequestTable(guard, scratch, critical);
+        upcalls = new Upcalls(this, multi, arena);
+        am = new AmDispatcher(this, guard, upcalls.amRecvStub);
+        closes = new DeferredCloses(guard, critical);
+        endpoints = new Registry<>(guard);
+        listeners = new Registry<>(guard);
+        tags = new TagReceiver(requests, scratch, upcalls.tagRecvStub, critical);
     }
 
     // ---- identity and thread rules ----------------------------------------------------------------------------
@@ -432,15 +149,35 @@ public final class UcpWorker extends UcxHandle {
         return handle();
     }
 
-    Scratch scratch() {
-        return locking ? perThread.get() : single;
+    /** The worker handle without checks, for closing children while the worker itself closes. */
+    MemorySegment nativeHandleUnchecked() {
+        return handle;
+    }
+
+    /**
+     * Whether the calling thread is inside one of this worker's callbacks (completion, active-message, error or
+     * connection handler), where UCX allows neither progress nor destroying the worker.
+     *
+     * @return {@code true} inside a callback
+     */
+    public boolean inCallback() {
+        return upcalls.inCallback();
+    }
+
+    /** {@link #check()}, and refuses inside a callback: for closing the worker's context. */
+    void checkClosable() {
+        check();
+        upcalls.refuseInCallback("closing the context");
     }
 
     /** The parameter struct for the next operation, with every field this layer uses cleared. */
     MemorySegment param() {
-        MemorySegment p = scratch().param;
-        p.fill((byte) 0);
-        return p;
+        return scratch.get().clearedParam();
+    }
+
+    /** Describes the segments for one operation; a confined arena when every call is on the owner thread. */
+    IovList iovList(MemorySegment[] iov) {
+        return IovList.of(iov, mode == UcsThreadMode.SINGLE);
     }
 
     // ---- progress and waiting -----------------------------------------------------------------------------------
@@ -454,45 +191,18 @@ public final class UcpWorker extends UcxHandle {
      */
     public int progress() {
         MemorySegment h = handle();
-        if (inCallback()) {
+        if (upcalls.inCallback()) {
             throw new IllegalStateException("progress() inside a callback of this UcpWorker: UCX does not allow "
                     + "it (the callback runs inside ucp_worker_progress)");
         }
         int work = ucp_worker_progress(h);
-        if (deferredCount != 0) {
-            finishDeferredCloses(false);
+        if (!closes.isEmpty()) {
+            closes.finish(false);
         }
-        if (hasCallbackErrors) {
-            rethrowCallbackErrors();
+        if (upcalls.hasFailures()) {
+            upcalls.rethrow();
         }
         return work;
-    }
-
-    private void rethrowCallbackErrors() {
-        Throwable first;
-        synchronized (callbackErrors) {
-            first = callbackErrors.getFirst();
-            for (int i = 1; i < callbackErrors.size(); i++) {
-                first.addSuppressed(callbackErrors.get(i));
-            }
-            callbackErrors.clear();
-            hasCallbackErrors = false;
-        }
-        if (first instanceof RuntimeException r) {
-            throw r;
-        }
-        if (first instanceof Error e) {
-            throw e;
-        }
-        throw new CompletionException("a UCX callback failed", first);
-    }
-
-    /** Records an exception thrown by application code inside an upcall; progress() rethrows it. */
-    void callbackFailed(Throwable t) {
-        synchronized (callbackErrors) {
-            callbackErrors.add(t);
-            hasCallbackErrors = true;
-        }
     }
 
     /**
@@ -609,7 +319,7 @@ public final class UcpWorker extends UcxHandle {
      * @param idle      how to wait
      * @throws UcxTimeoutException if the condition does not hold by the deadline
      */
-    public void awaitCondition(java.util.function.BooleanSupplier condition, Duration timeout, Idle idle) {
+    public void awaitCondition(BooleanSupplier condition, Duration timeout, Idle idle) {
         long deadline = System.nanoTime() + timeout.toNanos();
         while (!condition.getAsBoolean()) {
             idle(idle, deadline);
@@ -644,227 +354,6 @@ public final class UcpWorker extends UcxHandle {
 
     // ---- requests -------------------------------------------------------------------------------------------------
 
-    private void lock() {
-        if (locking) {
-            synchronizedEnter();
-        }
-    }
-
-    private final java.util.concurrent.locks.ReentrantLock poolLock = new java.util.concurrent.locks.ReentrantLock();
-
-    private void synchronizedEnter() {
-        poolLock.lock();
-    }
-
-    private void unlock() {
-        if (locking) {
-            poolLock.unlock();
-        }
-    }
-
-    /** A pooled book-keeping slot for a new operation. */
-    Pending acquire(byte kind, String op, Object keep1, Object keep2) {
-        lock();
-        try {
-            Pending p = takeFreeSlot();
-            p.kind = kind;
-            p.op = op;
-            p.keep1 = keep1;
-            p.keep2 = keep2;
-            return p;
-        } finally {
-            unlock();
-        }
-    }
-
-    /** The next free slot, the pool grown if none is left; the caller holds the pool lock. */
-    private Pending takeFreeSlot() {
-        if (freeCount == 0) {
-            growPool();
-        }
-        return pending[free[--freeCount]];
-    }
-
-    private void growPool() {
-        int old = pending.length;
-        pending = java.util.Arrays.copyOf(pending, old * 2);
-        free = java.util.Arrays.copyOf(free, old * 2);
-        for (int i = old; i < pending.length; i++) {
-            pending[i] = new Pending(i);
-            free[freeCount++] = i;
-        }
-    }
-
-    void recycle(Pending p) {
-        OperationResource owned = p.keep2 instanceof OperationResource r ? r : null;
-        lock();
-        try {
-            if (p.memory != null) {
-                p.memory.endUse();
-            }
-            p.clear();
-            free[freeCount++] = p.id;
-        } finally {
-            unlock();
-            if (owned != null) {
-                owned.close(); // UCX is done with it: the operation completed, failed to start or was released
-            }
-        }
-    }
-
-    /**
-     * Handles the {@code ucs_status_ptr_t} an operation returned, for a polled operation.
-     *
-     * @return the token: {@link #COMPLETED}, or one to {@link #poll(long)}
-     */
-    long started(MemorySegment result, Pending p) {
-        // Tiny on purpose: it inlines into every operation, so the segment the downcall returned does not escape
-        // and the JIT need not allocate it.
-        return started(result.address(), p);
-    }
-
-    /**
-     * Handles the {@code ucs_status_ptr_t} of a polled operation started without a pending slot: nothing to do when
-     * it completed at once (the common case of a small message), the slot is taken only for a request in flight.
-     *
-     * @return the token: {@link #COMPLETED}, or one to {@link #poll(long)}
-     */
-    long startedPolled(long address, byte kind, String op, UcpEndpoint endpoint, Object keep1, Object keep2) {
-        return startedPolled(address, kind, op, endpoint, keep1, keep2, null);
-    }
-
-    /**
-     * {@link #startedPolled(long, byte, String, UcpEndpoint, Object, Object)} for an operation on registered memory
-     * whose use began before the call: the use ends now if the operation completed or failed at once, else when it
-     * completes.
-     */
-    long startedPolled(long address, byte kind, String op, UcpEndpoint endpoint, Object keep1, Object keep2,
-                       UcpMemory memory) {
-        if (address == 0) {
-            if (memory != null) {
-                memory.endUse();
-            }
-            return COMPLETED;
-        }
-        if (Long.compareUnsigned(address, UCS_ERR_LAST()) >= 0) { // UCS_PTR_IS_ERR
-            if (memory != null) {
-                memory.endUse();
-            }
-            throw UcxException.of(op, (byte) address);
-        }
-        Pending p = acquire(kind, op, keep1, keep2);
-        p.endpoint = endpoint;
-        p.memory = memory;
-        return track(p, address);
-    }
-
-    /**
-     * Records a request in flight in its slot and gives out the slot's token: the slot's index and a sequence
-     * number, so that {@link #poll(long)} finds the slot by indexing, and a token polled after its slot was reused
-     * (or a foreign one) is refused rather than taken for another operation.
-     */
-    private long track(Pending p, long address) {
-        p.request = address;
-        lock();
-        try {
-            polledInFlight++;
-            return newToken(p, 0L);
-        } finally {
-            unlock();
-        }
-    }
-
-    /** A token for slot {@code p}: the sequence number above, the slot's index and {@code low} (0 or 1) below. */
-    private long newToken(Pending p, long low) {
-        int sequence = ++tokenSequence & 0x7fffffff;
-        if (sequence == 0) {
-            sequence = tokenSequence = 1; // never 0: a token of slot 0 would read as COMPLETED
-        }
-        long token = ((long) sequence << 32) | ((long) p.id << 1) | low;
-        p.token = token;
-        return token;
-    }
-
-    /** The slot of a polled operation's token, or {@code null} when the token does not name one in flight. */
-    private Pending inFlightSlot(long token) {
-        int id = (int) ((token & 0xffffffffL) >>> 1);
-        Pending p;
-        lock();
-        try {
-            p = id < pending.length ? pending[id] : null;
-        } finally {
-            unlock();
-        }
-        return p != null && p.token == token && p.request != 0 ? p : null;
-    }
-
-    private static IllegalStateException unknownToken(long token) {
-        return new IllegalStateException("unknown request token " + Long.toHexString(token)
-                + " (already completed, or not from a polled operation of this worker)");
-    }
-
-    /**
-     * A token for a receive that completed when it was posted: its tag and length wait in a pending slot until
-     * {@link #poll(long)} hands them over, so that {@link #receivedTag()} and {@link #receivedLength()} describe
-     * the receive just polled, as they do for one that completed later. Odd, unlike the tokens of operations in
-     * flight (see {@link #newToken}); a token polled twice is refused rather than mistaken for a newer one.
-     */
-    long completedReceive(String op, long length, long tag, int status) {
-        lock();
-        try {
-            Pending p = takeFreeSlot();
-            p.kind = Pending.DONE;
-            p.op = op;
-            p.length = length;
-            p.tag = tag;
-            p.status = status;
-            immediateCount++;
-            return newToken(p, 1L);
-        } finally {
-            unlock();
-        }
-    }
-
-    private boolean pollCompletedReceive(long token) {
-        check();
-        int id = (int) ((token & 0xffffffffL) >>> 1);
-        Pending p;
-        lock();
-        try {
-            p = id < pending.length ? pending[id] : null;
-            if (p == null || p.token != token || p.kind != Pending.DONE) {
-                throw unknownToken(token);
-            }
-            immediateCount--;
-        } finally {
-            unlock();
-        }
-        int status = p.status;
-        String op = p.op;
-        if (status < 0) {
-            recycle(p);
-            throw UcxException.of(op, status);
-        }
-        Scratch s = scratch();
-        s.receivedTag = p.tag;
-        s.receivedLength = p.length;
-        recycle(p);
-        return true;
-    }
-
-    private long started(long address, Pending p) {
-        if (address == 0) {
-            recycle(p);
-            return COMPLETED;
-        }
-        if (Long.compareUnsigned(address, UCS_ERR_LAST()) >= 0) { // UCS_PTR_IS_ERR
-            String op = p.op;
-            recycle(p);
-            throw UcxException.of(op, (byte) address);
-        }
-        return track(p, address);
-    }
-
     /**
      * Checks a request; when it has completed, collects its receive information, releases it and returns
      * {@code true}. After that the token is invalid.
@@ -878,64 +367,8 @@ public final class UcpWorker extends UcxHandle {
         if (request == COMPLETED) {
             return true;
         }
-        if ((request & 1L) != 0) {
-            return pollCompletedReceive(request);
-        }
         check();
-        Pending p = inFlightSlot(request);
-        if (p == null) {
-            throw unknownToken(request);
-        }
-        long address = p.request;
-        // Raw-address downcalls: polling runs in every wait loop, and a MemorySegment made per call here is not
-        // reliably scalar-replaced by the JIT (measured: up to ~1 KB per ping-pong round).
-        byte status;
-        Scratch s = scratch();
-        if (p.kind == Pending.TAG_RECV) {
-            status = RawCalls.tagRecvTest(critical, address, s.tagInfoAddress);
-            if (status != UCS_INPROGRESS()) {
-                s.receivedTag = ucp_tag_recv_info.sender_tag(s.tagInfo);
-                s.receivedLength = ucp_tag_recv_info.length(s.tagInfo);
-            }
-        } else if (p.kind == Pending.STREAM_RECV) {
-            status = RawCalls.streamRecvTest(critical, address, s.lengthAddress);
-            if (status != UCS_INPROGRESS()) {
-                s.receivedLength = s.length.get(JAVA_LONG, 0);
-            }
-        } else if (p.kind == Pending.AM_RECV) {
-            status = RawCalls.checkStatus(critical, address);
-            if (status != UCS_INPROGRESS()) {
-                s.receivedLength = p.length; // an active message's data arrives whole: its announced length
-            }
-        } else {
-            status = RawCalls.checkStatus(critical, address);
-        }
-        if (status == UCS_INPROGRESS()) {
-            return false;
-        }
-        lock();
-        try {
-            polledInFlight--;
-        } finally {
-            unlock();
-        }
-        RawCalls.free(critical, address);
-        String op = p.op;
-        UcpEndpoint ep = p.endpoint;
-        recycle(p);
-        if (status < 0) {
-            throw failure(op, status, ep);
-        }
-        return true;
-    }
-
-    private UcxException failure(String op, int status, UcpEndpoint ep) {
-        status = failedEndpointStatus(status, ep);
-        UcxException e = UcxException.of(op, status);
-        if (ep != null && UcxException.isPeerFailure(status)) {
-            ep.markFailed(status);
-        }
-        return e;
+        return requests.poll(request);
     }
 
     /**
@@ -951,9 +384,9 @@ public final class UcpWorker extends UcxHandle {
             return; // completed already: a receive's result waiting for poll()
         }
         check();
-        Pending p = inFlightSlot(request);
-        if (p != null) {
-            ucp_request_cancel(handle, MemorySegment.ofAddress(p.request));
+        long r = requests.requestOf(request);
+        if (r != 0) {
+            ucp_request_cancel(handle, MemorySegment.ofAddress(r));
         }
     }
 
@@ -963,7 +396,7 @@ public final class UcpWorker extends UcxHandle {
      * @return the sender tag
      */
     public long receivedTag() {
-        return scratch().receivedTag;
+        return scratch.get().receivedTag;
     }
 
     /**
@@ -972,180 +405,12 @@ public final class UcpWorker extends UcxHandle {
      * @return bytes received
      */
     public long receivedLength() {
-        return scratch().receivedLength;
+        return scratch.get().receivedLength;
     }
 
     /** Operations started but not yet completed and released. */
     int inFlightCount() {
-        lock();
-        try {
-            return polledInFlight + immediateCount;
-        } finally {
-            unlock();
-        }
-    }
-
-    // ---- callback and future operations -------------------------------------------------------------------------
-
-    /** Fills the callback fields of the parameters; the operation's user data is the pending slot's id. */
-    void callbackParams(MemorySegment param, int attrMask, MemorySegment stub, Pending p) {
-        ucp_request_param_t.op_attr_mask(param, attrMask | UCP_OP_ATTR_FIELD_CALLBACK()
-                | UCP_OP_ATTR_FIELD_USER_DATA());
-        param.set(ADDRESS, ucp_request_param_t.cb$offset(), stub);
-        ucp_request_param_t.user_data(param, MemorySegment.ofAddress(p.id + 1L));
-    }
-
-    /**
-     * Handles the result of an operation started with a callback: on immediate completion the callback runs now.
-     */
-    void startedWithCallback(MemorySegment result, Pending p, long length, long tag) {
-        startedWithCallback(result.address(), p, length, tag);
-    }
-
-    private void startedWithCallback(long address, Pending p, long length, long tag) {
-        boolean error = Long.compareUnsigned(address, UCS_ERR_LAST()) >= 0; // UCS_PTR_IS_ERR
-        if (address != 0 && !error) {
-            // The upcall completes it, and may already have (a receive of an arrived message): p is not touched.
-            return;
-        }
-        int status = address == 0 ? 0 : (byte) address; // UCS_PTR_RAW_STATUS
-        deliver(p, status, length, tag);
-    }
-
-    private void deliver(Pending p, int status, long length, long tag) {
-        UcpCallback cb = p.callback;
-        CompletableFuture<Long> future = p.future;
-        String op = p.op;
-        UcpEndpoint ep = p.endpoint;
-        recycle(p);
-        status = failedEndpointStatus(status, ep);
-        if (status < 0 && ep != null && UcxException.isPeerFailure(status)) {
-            ep.markFailed(status);
-        }
-        if (future != null) {
-            if (status < 0) {
-                future.completeExceptionally(UcxException.of(op, status));
-            } else {
-                future.complete(length);
-            }
-        } else if (cb != null) {
-            cb.onComplete(status, length, tag);
-        }
-    }
-
-    /**
-     * UCX ends a flush on an endpoint that failed with {@code UCS_ERR_TIMED_OUT}, which would read as the caller's
-     * own deadline; on an endpoint known to have failed it is reported as that failure.
-     */
-    private static int failedEndpointStatus(int status, UcpEndpoint ep) {
-        if (status == UCS_ERR_TIMED_OUT() && ep != null) {
-            int f = ep.failureCode();
-            if (f < 0) {
-                return f;
-            }
-        }
-        return status;
-    }
-
-    private Pending fromUserData(long userData) {
-        lock();
-        try {
-            return pending[(int) (userData - 1)];
-        } finally {
-            unlock();
-        }
-    }
-
-    /** {@code length < 0}: the length recorded when the operation started (sends carry none in their upcall). */
-    private void completeUpcall(long request, byte status, long userData, long length, long tag) {
-        try {
-            Pending p = fromUserData(userData);
-            RawCalls.free(critical, request);
-            deliver(p, status, length < 0 ? p.length : length, tag);
-        } catch (Throwable t) {
-            callbackFailed(t);
-        }
-    }
-
-    private void onSendComplete(long request, byte status, long userData) {
-        completeUpcall(request, status, userData, -1, 0);
-    }
-
-    private void onTagReceiveComplete(long request, byte status, long info, long userData) {
-        try {
-            completeUpcall(request, status, userData,
-                    RawCalls.NATIVE.get(JAVA_LONG_UNALIGNED, info + ucp_tag_recv_info.length$offset()),
-                    RawCalls.NATIVE.get(JAVA_LONG_UNALIGNED, info + ucp_tag_recv_info.sender_tag$offset()));
-        } catch (Throwable t) {
-            callbackFailed(t);
-        }
-    }
-
-    private void onLengthComplete(long request, byte status, long length, long userData) {
-        completeUpcall(request, status, userData, length, 0);
-    }
-
-    private void onEndpointError(MemorySegment arg, MemorySegment ep, byte status) {
-        try {
-            UcpEndpoint endpoint;
-            lock();
-            try {
-                endpoint = endpoints.get(ep.address());
-            } finally {
-                unlock();
-            }
-            if (endpoint != null) {
-                endpoint.markFailed(status);
-            }
-        } catch (Throwable t) {
-            callbackFailed(t);
-        }
-    }
-
-    private final java.util.Map<Long, UcpListener> listeners = new java.util.concurrent.ConcurrentHashMap<>();
-    private long nextListenerId = 1;
-
-    long registerListener(UcpListener listener) {
-        long id;
-        synchronized (listeners) {
-            id = nextListenerId++;
-        }
-        listeners.put(id, listener);
-        return id;
-    }
-
-    void unregisterListener(long id) {
-        listeners.remove(id);
-    }
-
-    private void onConnectionRequest(MemorySegment request, MemorySegment arg) {
-        try {
-            UcpListener listener = listeners.get(arg.address());
-            if (listener == null) {
-                return; // a listener being destroyed; UCX drops the request with it
-            }
-            listener.onConnectionRequest(request);
-        } catch (Throwable t) {
-            callbackFailed(t);
-        }
-    }
-
-    void register(UcpEndpoint ep, long address) {
-        lock();
-        try {
-            endpoints.put(address, ep);
-        } finally {
-            unlock();
-        }
-    }
-
-    void unregister(long address) {
-        lock();
-        try {
-            endpoints.remove(address);
-        } finally {
-            unlock();
-        }
+        return requests.inFlightCount();
     }
 
     // ---- worker-wide operations ------------------------------------------------------------------------------------
@@ -1183,11 +448,11 @@ public final class UcpWorker extends UcxHandle {
     }
 
     /**
-     * UCX's description of this worker ({@code ucp_worker_print_info}).
+     * UCX's description of this worker ({@code ucp_worker_print_info}): its transports, address and settings.
      *
      * @return the text UCX prints
      */
-    public String printInfo() {
+    public String describe() {
         MemorySegment h = handle();
         return Libc.printToString(stream -> ucp_worker_print_info(h, stream));
     }
@@ -1201,8 +466,37 @@ public final class UcpWorker extends UcxHandle {
     public long flush() {
         MemorySegment h = handle();
         MemorySegment param = param();
-        Pending p = acquire(Pending.OTHER, "ucp_worker_flush_nbx", null, null);
-        return started(ucp_worker_flush_nbx(h, param), p);
+        int slot = requests.reserve(RequestTable.OTHER, "ucp_worker_flush_nbx", null, null, null);
+        return requests.started(ucp_worker_flush_nbx(h, param), slot);
+    }
+
+    /**
+     * Flushes every endpoint of the worker ({@code ucp_worker_flush_nbx}); {@code callback} runs when every operation
+     * started before has completed at the remote side too.
+     *
+     * @param callback called once on the progressing thread (or before this method returns), with length 0
+     */
+    public void flush(UcpCallback callback) {
+        flush(Objects.requireNonNull(callback, "callback"), null);
+    }
+
+    /**
+     * Flushes every endpoint of the worker ({@code ucp_worker_flush_nbx}), completing a future (allocates; for
+     * control paths and simple code).
+     *
+     * @return a future of {@code 0}, completed on the progressing thread
+     */
+    public CompletableFuture<Long> flushAsync() {
+        return RequestTable.future(this::flush);
+    }
+
+    private void flush(UcpCallback callback, CompletableFuture<Long> future) {
+        MemorySegment h = handle();
+        MemorySegment param = param();
+        int slot = requests.reserveCompletion(RequestTable.OTHER, "ucp_worker_flush_nbx", null, null, null, null, callback,
+                future, 0);
+        requests.callbackParams(param, 0, upcalls.sendStub, slot);
+        requests.startedWithCallback(ucp_worker_flush_nbx(h, param), slot, 0, 0);
     }
 
     /**
@@ -1229,40 +523,7 @@ public final class UcpWorker extends UcxHandle {
      *         once: {@link #poll(long)} hands over its tag and length (at no cost: no UCX request is involved)
      */
     public long receiveTag(MemorySegment buffer, long offset, long length, long tag, long tagMask) {
-        long h = handle().address();
-        Buffers.checkRange(buffer, offset, length);
-        Scratch s = scratch();
-        long at = buffer.address() + offset;
-        if (RECV_INFO_ON_IMMEDIATE_COMPLETION) {
-            // One call: a message that had arrived is received at once and its tag and length are in tagInfo.
-            long result = RawCalls.tagRecv(h, at, length, tag, tagMask, s.tagRecvInfoParam);
-            // done (0) or failed at once (truncated; poll() reports it): either way no request is involved
-            if (result == 0 || Long.compareUnsigned(result, UCS_ERR_LAST()) >= 0) {
-                return completedReceive("ucp_tag_recv_nbx", ucp_tag_recv_info.length(s.tagInfo),
-                        ucp_tag_recv_info.sender_tag(s.tagInfo), (byte) result);
-            }
-            return startedPolled(result, Pending.TAG_RECV, "ucp_tag_recv_nbx", null, buffer, null);
-        }
-        // UCX 1.13 leaves recv_info unwritten when a receive matches an arrived message at once, so the tag and
-        // length of such a message would be lost. Take an arrived message with a probe instead, which reports
-        // them, and receive it; post a receive only when none has arrived (no progress runs in between, so none
-        // can have arrived meanwhile on this thread; one that another thread's progress delivers is matched by the
-        // receive, which then completes through its request like any other).
-        long message = RawCalls.tagProbe(critical, h, tag, tagMask, 1, s.tagInfoAddress);
-        if (message != 0) {
-            long result = RawCalls.tagMessageRecv(h, at, length, message, s.plainParam);
-            long arrivedLength = ucp_tag_recv_info.length(s.tagInfo);
-            long arrivedTag = ucp_tag_recv_info.sender_tag(s.tagInfo);
-            if (result == 0) {
-                return completedReceive("ucp_tag_recv_nbx", arrivedLength, arrivedTag, 0);
-            }
-            if (Long.compareUnsigned(result, UCS_ERR_LAST()) >= 0) { // failed at once: poll() reports it
-                return completedReceive("ucp_tag_recv_nbx", arrivedLength, arrivedTag, (byte) result);
-            }
-            return startedPolled(result, Pending.TAG_RECV, "ucp_tag_recv_nbx", null, buffer, null);
-        }
-        long result = RawCalls.tagRecv(h, at, length, tag, tagMask, s.tagRecvParam);
-        return startedPolled(result, Pending.TAG_RECV, "ucp_tag_recv_nbx", null, buffer, null);
+        return tags.receive(handle().address(), buffer, offset, length, tag, tagMask);
     }
 
     /**
@@ -1279,15 +540,7 @@ public final class UcpWorker extends UcxHandle {
     public void receiveTag(MemorySegment buffer, long offset, long length, long tag, long tagMask,
                            UcpCallback callback) {
         MemorySegment h = handle();
-        Buffers.checkRange(buffer, offset, length);
-        MemorySegment param = param();
-        Pending p = acquire(Pending.TAG_RECV, "ucp_tag_recv_nbx", buffer, null);
-        p.callback = java.util.Objects.requireNonNull(callback, "callback");
-        // No immediate completion (recv_info would stay unwritten): UCX calls the callback, with the tag and
-        // length, before ucp_tag_recv_nbx returns
-        callbackParams(param, UCP_OP_ATTR_FLAG_NO_IMM_CMPL(), tagRecvStub, p);
-        MemorySegment result = ucp_tag_recv_nbx(h, Buffers.at(buffer, offset), length, tag, tagMask, param);
-        startedWithCallback(result, p, 0, 0);
+        tags.receive(h, buffer, offset, length, tag, tagMask, Objects.requireNonNull(callback, "callback"), null);
     }
 
     /**
@@ -1303,14 +556,8 @@ public final class UcpWorker extends UcxHandle {
     public CompletableFuture<Long> receiveTagAsync(MemorySegment buffer, long offset, long length, long tag,
                                                    long tagMask) {
         MemorySegment h = handle();
-        Buffers.checkRange(buffer, offset, length);
-        MemorySegment param = param();
-        Pending p = acquire(Pending.TAG_RECV, "ucp_tag_recv_nbx", buffer, null);
         CompletableFuture<Long> future = new CompletableFuture<>();
-        p.future = future;
-        callbackParams(param, UCP_OP_ATTR_FLAG_NO_IMM_CMPL(), tagRecvStub, p); // see the callback form
-        MemorySegment result = ucp_tag_recv_nbx(h, Buffers.at(buffer, offset), length, tag, tagMask, param);
-        startedWithCallback(result, p, 0, 0);
+        tags.receive(h, buffer, offset, length, tag, tagMask, null, future);
         return future;
     }
 
@@ -1325,14 +572,7 @@ public final class UcpWorker extends UcxHandle {
      * @return the message handle ({@code 0} when nothing matched; without {@code remove}, non-zero means found)
      */
     public long probeTag(long tag, long tagMask, boolean remove) {
-        MemorySegment h = handle();
-        Scratch s = scratch();
-        MemorySegment message = ucp_tag_probe_nb(h, tag, tagMask, remove ? 1 : 0, s.tagInfo);
-        if (message.address() != 0) {
-            s.receivedTag = ucp_tag_recv_info.sender_tag(s.tagInfo);
-            s.receivedLength = ucp_tag_recv_info.length(s.tagInfo);
-        }
-        return message.address();
+        return tags.probe(handle(), tag, tagMask, remove);
     }
 
     /**
@@ -1345,25 +585,7 @@ public final class UcpWorker extends UcxHandle {
      * @return a request token
      */
     public long receiveMessage(long message, MemorySegment buffer, long offset, long length) {
-        MemorySegment h = handle();
-        if (message == 0) {
-            throw new IllegalArgumentException("no message: probeTag found nothing");
-        }
-        Buffers.checkRange(buffer, offset, length);
-        Scratch s = scratch();
-        MemorySegment param = param();
-        ucp_request_param_t.op_attr_mask(param, UCP_OP_ATTR_FIELD_RECV_INFO());
-        param.set(ADDRESS, ucp_request_param_t.recv_info$offset(), s.tagInfo);
-        Pending p = acquire(Pending.TAG_RECV, "ucp_tag_msg_recv_nbx", buffer, null);
-        return started(ucp_tag_msg_recv_nbx(h, Buffers.at(buffer, offset), length, MemorySegment.ofAddress(message),
-                param), p);
-    }
-
-    // ---- scatter-gather -------------------------------------------------------------------------------------------
-
-    /** Describes the segments for one operation; a confined arena when every call is on the owner thread. */
-    IovList iovList(MemorySegment[] iov) {
-        return IovList.of(iov, mode == UcsThreadMode.SINGLE);
+        return tags.receiveMessage(handle(), message, buffer, offset, length);
     }
 
     /**
@@ -1382,42 +604,16 @@ public final class UcpWorker extends UcxHandle {
      */
     public long receiveTag(MemorySegment[] iov, long tag, long tagMask) {
         MemorySegment h = handle();
-        IovList list = iovList(iov);
-        MemorySegment param = param();
-        // no immediate completion, as for the contiguous form: poll() reads the tag and length from the request
-        ucp_request_param_t.op_attr_mask(param, UCP_OP_ATTR_FIELD_DATATYPE() | UCP_OP_ATTR_FLAG_NO_IMM_CMPL());
-        ucp_request_param_t.datatype(param, UcpInline.ucp_dt_make_iov());
-        Pending p = acquire(Pending.TAG_RECV, "ucp_tag_recv_nbx", null, list);
-        return started(ucp_tag_recv_nbx(h, list.array(), list.count(), tag, tagMask, param), p);
+        return tags.receive(h, iovList(iov), tag, tagMask);
     }
 
     // ---- active messages ----------------------------------------------------------------------------------------
-
-    /** The one {@code ucp_am_recv_callback_t} stub of this worker; {@code arg} carries the active-message id. */
-    final MemorySegment amRecvStub;
-
-    /** Handlers by id; copied on write, read without locking by the upcall. */
-    private volatile UcpAmHandler[] amHandlers = new UcpAmHandler[0];
-
-    /** The view handed to handlers; a nested delivery (a handler's send delivered at once) gets a fresh one. */
-    private final UcpAmMessage amView = new UcpAmMessage(this);
-
-    /** Descriptors kept by handlers and not yet used, by address; released when the worker closes. */
-    private final LongObjectMap<UcpAmData> amKept = new LongObjectMap<>(16);
-
-    private long maxAmHeader = -1;
 
     /** Throws unless the context has active messages; UCX would only say {@code UCS_ERR_INVALID_PARAM}. */
     void requireAm() {
         if (!context.has(UcpContext.Feature.AM)) {
             throw new IllegalStateException("active messages need UcpContext.Feature.AM; this context has "
                     + context.features());
-        }
-    }
-
-    static void checkAmId(int id) {
-        if (id < 0 || id > 0xFFFF) {
-            throw new IllegalArgumentException("active-message id must be in [0, 65535]: " + id);
         }
     }
 
@@ -1448,47 +644,7 @@ public final class UcpWorker extends UcxHandle {
     public void setAmHandler(int id, UcpAmHandler handler, int flags) {
         MemorySegment h = handle();
         requireAm();
-        checkAmId(id);
-        int known = UcpAmHandler.WHOLE_MESSAGE | UcpAmHandler.PERSISTENT_DATA;
-        if ((flags & ~known) != 0) {
-            throw new IllegalArgumentException("unknown active-message handler flags 0x"
-                    + Integer.toHexString(flags & ~known) + " (use UcpAmHandler.WHOLE_MESSAGE, PERSISTENT_DATA)");
-        }
-        if (handler != null) {
-            publishAmHandler(id, handler); // before UCX can call it
-        }
-        try (Arena call = Arena.ofConfined()) {
-            MemorySegment p = io.github.ucxffm.bindings.ucp_am_handler_param.allocate(call);
-            io.github.ucxffm.bindings.ucp_am_handler_param.field_mask(p, UCP_AM_HANDLER_PARAM_FIELD_ID()
-                    | UCP_AM_HANDLER_PARAM_FIELD_FLAGS() | UCP_AM_HANDLER_PARAM_FIELD_CB()
-                    | UCP_AM_HANDLER_PARAM_FIELD_ARG());
-            io.github.ucxffm.bindings.ucp_am_handler_param.id(p, id);
-            io.github.ucxffm.bindings.ucp_am_handler_param.flags(p, handler == null ? 0 : flags);
-            io.github.ucxffm.bindings.ucp_am_handler_param.cb(p, handler == null ? MemorySegment.NULL : amRecvStub);
-            io.github.ucxffm.bindings.ucp_am_handler_param.arg(p, MemorySegment.ofAddress(id));
-            byte status = ucp_worker_set_am_recv_handler(h, p);
-            if (status != UCS_OK()) {
-                if (handler != null) {
-                    publishAmHandler(id, null);
-                }
-                throw UcxException.of("ucp_worker_set_am_recv_handler(id " + id + ")", status);
-            }
-        }
-        if (handler == null) {
-            publishAmHandler(id, null); // after UCX stopped calling it
-        }
-    }
-
-    private void publishAmHandler(int id, UcpAmHandler handler) {
-        synchronized (amView) {
-            UcpAmHandler[] current = amHandlers;
-            if (handler == null && id >= current.length) {
-                return;
-            }
-            UcpAmHandler[] next = java.util.Arrays.copyOf(current, Math.max(current.length, id + 1));
-            next[id] = handler;
-            amHandlers = next;
-        }
+        am.set(h, id, handler, flags);
     }
 
     /**
@@ -1514,82 +670,12 @@ public final class UcpWorker extends UcxHandle {
         return max;
     }
 
-    /** The endpoint this worker owns at a native address, or null. */
-    UcpEndpoint endpointAt(long address) {
-        lock();
-        try {
-            return endpoints.get(address);
-        } finally {
-            unlock();
-        }
-    }
-
-    UcpAmData keepAmData(long descriptor, long length, boolean rendezvous) {
-        UcpAmData d = new UcpAmData(this, descriptor, length, rendezvous);
-        lock();
-        try {
-            amKept.put(descriptor, d);
-        } finally {
-            unlock();
-        }
-        return d;
-    }
-
-    void forgetAmData(long descriptor) {
-        lock();
-        try {
-            amKept.remove(descriptor);
-        } finally {
-            unlock();
-        }
-    }
-
     /** Kept descriptors not yet used. */
     int keptAmDataCount() {
-        lock();
-        try {
-            return amKept.size();
-        } finally {
-            unlock();
-        }
-    }
-
-    /** Gives back to UCX what handlers kept and the application did not use; the worker is closing. */
-    void releaseKeptAmData() {
-        for (long descriptor : amKept.keys()) {
-            UcpAmData d = amKept.remove(descriptor);
-            if (d != null) {
-                d.releaseWithWorker();
-            }
-        }
-    }
-
-    private byte onAmMessage(long arg, long header, long headerLength, long data, long length, long param) {
-        UcpAmMessage message = null;
-        try {
-            int id = (int) arg;
-            UcpAmHandler[] handlers = amHandlers;
-            UcpAmHandler handler = id < handlers.length ? handlers[id] : null;
-            if (handler == null) {
-                return (byte) UCS_OK(); // unregistered meanwhile: drop it, as UCX does
-            }
-            long attr = RawCalls.NATIVE.get(JAVA_LONG_UNALIGNED,
-                    param + io.github.ucxffm.bindings.ucp_am_recv_param.recv_attr$offset());
-            long replyEp = (attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP()) != 0 ? RawCalls.NATIVE.get(JAVA_LONG_UNALIGNED,
-                    param + io.github.ucxffm.bindings.ucp_am_recv_param.reply_ep$offset()) : 0;
-            message = amView.isActive() ? new UcpAmMessage(this) : amView;
-            message.begin(id, header, headerLength, data, length, attr, replyEp);
-            handler.onMessage(message);
-            return message.end(false);
-        } catch (Throwable t) {
-            callbackFailed(t);
-            return message == null ? (byte) UCS_OK() : message.end(true);
-        }
+        return am.keptCount();
     }
 
     // ---- stream polling -----------------------------------------------------------------------------------------
-
-    private MemorySegment streamPoll;
 
     /**
      * Finds endpoints of this worker with stream data ready to receive ({@code ucp_stream_worker_poll}). Needs
@@ -1606,7 +692,7 @@ public final class UcpWorker extends UcxHandle {
         if (ready.length == 0) {
             return 0;
         }
-        long entry = io.github.ucxffm.bindings.ucp_stream_poll_ep.sizeof();
+        long entry = ucp_stream_poll_ep.sizeof();
         if (streamPoll == null || streamPoll.byteSize() < entry * ready.length) {
             streamPoll = arena.allocate(entry * ready.length, 8);
         }
@@ -1616,14 +702,7 @@ public final class UcpWorker extends UcxHandle {
         }
         int filled = 0;
         for (int i = 0; i < n; i++) {
-            long ep = streamPoll.get(ADDRESS, i * entry).address();
-            UcpEndpoint e;
-            lock();
-            try {
-                e = endpoints.get(ep);
-            } finally {
-                unlock();
-            }
+            UcpEndpoint e = endpoints.get(streamPoll.get(ADDRESS, i * entry).address());
             if (e != null) {
                 ready[filled++] = e;
             }
@@ -1631,7 +710,7 @@ public final class UcpWorker extends UcxHandle {
         return filled;
     }
 
-    // ---- endpoints ----------------------------------------------------------------------------------------------
+    // ---- endpoints and listeners ------------------------------------------------------------------------------
 
     /**
      * Connects to a worker whose address the application received ({@code ucp_ep_create} with
@@ -1690,40 +769,21 @@ public final class UcpWorker extends UcxHandle {
      *                queues them for {@link UcpListener#poll()}
      * @return the listener, owned by this worker
      */
-    public UcpListener listen(InetSocketAddress address, java.util.function.Predicate<UcpConnectionRequest> policy,
+    public UcpListener listen(InetSocketAddress address, Predicate<UcpConnectionRequest> policy,
                               Consumer<UcpConnectionRequest> handler) {
         check();
-        return new UcpListener(this, java.util.Objects.requireNonNull(address, "address"), policy, handler);
-    }
-
-    /** {@link #check()}, and refuses inside a callback: for closing the worker's context. */
-    void checkClosable() {
-        check();
-        refuseInCallback("closing the context");
-    }
-
-    /** The worker handle without checks, for closing children while the worker itself closes. */
-    MemorySegment nativeHandleUnchecked() {
-        return handle;
+        return new UcpListener(this, Objects.requireNonNull(address, "address"), policy, handler);
     }
 
     // ---- life cycle ---------------------------------------------------------------------------------------------
 
-    private static boolean isPolledInFlight(Pending p) {
-        return p.token != 0 && (p.token & 1L) == 0;
-    }
-
     @Override
     void beforeClose() {
         check();
-        refuseInCallback("closing the worker");
+        upcalls.refuseInCallback("closing the worker");
         // Receives still posted would otherwise be matched while the endpoints close (closing progresses the
         // worker) and written into buffers the application may be about to free: cancel them first.
-        for (Pending p : pending) {
-            if (isPolledInFlight(p) && (p.kind == Pending.TAG_RECV || p.kind == Pending.STREAM_RECV)) {
-                ucp_request_cancel(handle, MemorySegment.ofAddress(p.request));
-            }
-        }
+        requests.cancelPostedReceives(handle);
     }
 
     @Override
@@ -1732,47 +792,18 @@ public final class UcpWorker extends UcxHandle {
             arena.close();
             return; // ucp_worker_create failed in the constructor: there is no native worker
         }
-        releaseKeptAmData(); // descriptors handlers kept and the application left unused
-        finishDeferredCloses(true);
+        am.releaseKept(); // descriptors handlers kept and the application left unused
+        closes.finish(true);
         // Endpoints are closed (children first). What is still in flight is released now: UCX frees each request
         // when it completes, and nothing will look at it again.
-        for (Pending p : pending) {
-            if (isPolledInFlight(p)) {
-                MemorySegment r = MemorySegment.ofAddress(p.request);
-                ucp_request_cancel(handle, r);
-                ucp_request_free(r);
-            }
-        }
+        requests.freeRequestsInFlight(handle);
         ucp_worker_destroy(handle);
-        for (Pending p : pending) {
-            if (isPolledInFlight(p)) {
-                // UCX no longer reads what those operations held: end their use of registered memory, free their
-                // IOV arrays (recycle does both)
-                polledInFlight--;
-                recycle(p);
-            }
-        }
-        // Callback and future operations whose completion never came: report them canceled, so that no future
-        // waits forever and every registered memory's use ends.
-        for (Pending p : pending) {
-            if (p.op != null) {
-                try {
-                    deliver(p, UCS_ERR_CANCELED(), 0, 0);
-                } catch (Throwable t) {
-                    callbackFailed(t);
-                }
-            }
-        }
+        requests.abandonAll(upcalls);
         arena.close();
     }
 
     @Override
     public String toString() {
         return "UcpWorker[" + mode + (isClosed() ? ", closed]" : "]");
-    }
-
-    /** Used by handlers that must hand failures to the application. */
-    Consumer<Throwable> failureSink() {
-        return this::callbackFailed;
     }
 }

@@ -3,6 +3,7 @@ package io.github.ucxffm;
 import io.github.ucxffm.bindings.ucx_h;
 
 import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
 
 /**
  * Every {@code ucs_status_t} of UCX, with O(1) lookup from the one-byte native code and UCX's own description.
@@ -72,7 +73,7 @@ public enum UcsStatus {
     private static final UcsStatus[] BY_CODE = new UcsStatus[256];
 
     static {
-        java.util.Arrays.fill(BY_CODE, UNKNOWN);
+        Arrays.fill(BY_CODE, UNKNOWN);
         for (UcsStatus s : values()) {
             if (s != UNKNOWN) {
                 BY_CODE[s.code & 0xFF] = s;

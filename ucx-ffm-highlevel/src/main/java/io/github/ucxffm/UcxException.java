@@ -1,5 +1,7 @@
 package io.github.ucxffm;
 
+import io.github.ucxffm.bindings.support.UcsMacros;
+
 /**
  * A UCX call failed. The message names the call and the status, as in
  * {@code ucp_ep_create(..) failed: UCS_ERR_UNREACHABLE (Destination is unreachable)}. Subclasses tell the outcomes
@@ -56,8 +58,8 @@ public abstract sealed class UcxException extends RuntimeException
         UcsStatus s = UcsStatus.of(code);
         return s == UcsStatus.ERR_CONNECTION_RESET || s == UcsStatus.ERR_ENDPOINT_TIMEOUT
                 || s == UcsStatus.ERR_UNREACHABLE || s == UcsStatus.ERR_NOT_CONNECTED
-                || io.github.ucxffm.bindings.support.UcsMacros.UCS_IS_LINK_ERROR(code)
-                || io.github.ucxffm.bindings.support.UcsMacros.UCS_IS_ENDPOINT_ERROR(code);
+                || UcsMacros.UCS_IS_LINK_ERROR(code)
+                || UcsMacros.UCS_IS_ENDPOINT_ERROR(code);
     }
 
     /**

@@ -607,7 +607,7 @@ class AmTest extends TwoWorkerTest {
         b.setAmHandler(40, m -> {
             byte[] outerHeader = array(m.header());
             UcpAmMessage outer = m;
-            innerStatus.add(io.github.ucxffm.bindings.ucp_am_recv_callback_t.invoke(b.amRecvStub,
+            innerStatus.add(io.github.ucxffm.bindings.ucp_am_recv_callback_t.invoke(b.upcalls.amRecvStub,
                     MemorySegment.ofAddress(41), innerHeader, innerHeader.byteSize(), innerData,
                     innerData.byteSize(), innerParam));
             assertSame(outer, m);

@@ -25,10 +25,10 @@ class ContextTest {
             assertTrue(context.memoryTypes().contains(UcsMemoryType.HOST), context.memoryTypes().toString());
             assertTrue(Set.of(UcsThreadMode.values()).contains(context.threadMode()));
             assertEquals(Set.of(UcpContext.Feature.TAG, UcpContext.Feature.RMA), context.features());
-            String info = context.printInfo();
+            String info = context.describe();
             assertTrue(info.contains("UCP context") && info.contains("resource 0"), info);
             try (UcpWorker w = context.newWorker()) {
-                String workerInfo = w.printInfo();
+                String workerInfo = w.describe();
                 assertTrue(workerInfo.contains("UCP worker") && workerInfo.contains("address:"), workerInfo);
             }
         }
@@ -40,8 +40,8 @@ class ContextTest {
                 .build();
              UcpContext shmOnly = UcpContext.builder().features(UcpContext.Feature.TAG).config("TLS", "shm,self")
                      .build()) {
-            String tcpInfo = tcpOnly.printInfo();
-            String shmInfo = shmOnly.printInfo();
+            String tcpInfo = tcpOnly.describe();
+            String shmInfo = shmOnly.describe();
             // Resource lines name transport/device: "tcp/lo", "posix/memory".
             assertTrue(tcpInfo.contains("tcp/lo") && !tcpInfo.contains("posix/memory"), tcpInfo);
             assertTrue(!shmInfo.contains("tcp/lo") && shmInfo.contains("posix/memory"), shmInfo);

@@ -249,7 +249,7 @@ class CrossProcessRmaAmTest {
             assertEquals(Long.toHexString(crc(model)), Long.toHexString(c.remoteCrc()),
                     tls + ": CRC-32 of the peer's region, computed by the peer, after the puts");
             CrossProcessTest.assertTransport(c.ep, tls);
-            System.out.println("RMA " + tls + " lanes:\n" + c.ep.printInfo());
+            System.out.println("RMA " + tls + " lanes:\n" + c.ep.describe());
             c.bye(peer);
         }
     }

@@ -46,7 +46,7 @@ class CrossProcessTest {
     }
 
     static void assertTransport(UcpEndpoint ep, String tls) {
-        String info = ep.printInfo();
+        String info = ep.describe();
         if (tls.equals("tcp")) {
             assertTrue(info.contains("tcp/"), info);
             assertFalse(info.contains("posix/") || info.contains("sysv/"), info);

@@ -249,7 +249,7 @@ class PeerFailureTest {
             echo(worker, v.ep, arena, 2, 1 << 20);
             java.util.Set<String> lanes = v.ep.transports();
             assertTrue(java.util.Set.of("posix", "sysv", "cma", "self").containsAll(lanes) && !lanes.isEmpty(),
-                    "shared memory only: " + v.ep.printInfo());
+                    "shared memory only: " + v.ep.describe());
 
             victim.kill();
             assertEquals(128 + ChildProcess.SIGKILL, victim.waitFor(10));

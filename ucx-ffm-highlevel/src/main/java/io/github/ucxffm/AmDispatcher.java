@@ -1,0 +1,143 @@
+package io.github.ucxffm;
+
+import io.github.ucxffm.bindings.ucp_am_handler_param;
+import io.github.ucxffm.bindings.ucp_am_recv_param;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.Arrays;
+
+import static io.github.ucxffm.bindings.ucx_h.UCP_AM_HANDLER_PARAM_FIELD_ARG;
+import static io.github.ucxffm.bindings.ucx_h.UCP_AM_HANDLER_PARAM_FIELD_CB;
+import static io.github.ucxffm.bindings.ucx_h.UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+import static io.github.ucxffm.bindings.ucx_h.UCP_AM_HANDLER_PARAM_FIELD_ID;
+import static io.github.ucxffm.bindings.ucx_h.UCP_AM_RECV_ATTR_FIELD_REPLY_EP;
+import static io.github.ucxffm.bindings.ucx_h.UCS_OK;
+import static io.github.ucxffm.bindings.ucx_h.ucp_worker_set_am_recv_handler;
+import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
+
+/**
+ * A worker's active-message receive side: the handlers by id, the dispatch of UCX's one
+ * {@code ucp_am_recv_callback_t} stub (its {@code arg} is the id) to them, and the descriptors handlers
+ * {@linkplain UcpAmMessage#keep() kept} and the application has not used yet, released when the worker closes.
+ * <p>
+ * Handlers are an array copied on write and read without locking by the upcall; the handler is published before UCX
+ * can call it and withdrawn only after UCX stopped. The {@link UcpAmMessage} view passed to handlers is reused; a
+ * nested delivery (a handler's own send delivered at once) gets a fresh one.
+ */
+final class AmDispatcher {
+
+    private final UcpWorker worker;
+    private final MemorySegment stub;
+
+    private volatile UcpAmHandler[] handlers = new UcpAmHandler[0];
+    private final UcpAmMessage view;
+    /** Descriptors kept by handlers and not yet used, by address. */
+    private final Registry<UcpAmData> kept;
+
+    AmDispatcher(UcpWorker worker, Guard guard, MemorySegment stub) {
+        this.worker = worker;
+        this.kept = new Registry<>(guard);
+        this.stub = stub;
+        this.view = new UcpAmMessage(worker);
+    }
+
+    static void checkId(int id) {
+        if (id < 0 || id > 0xFFFF) {
+            throw new IllegalArgumentException("active-message id must be in [0, 65535]: " + id);
+        }
+    }
+
+    /** Registers ({@code handler != null}) or unregisters the handler of {@code id} with UCX and here. */
+    void set(MemorySegment workerHandle, int id, UcpAmHandler handler, int flags) {
+        checkId(id);
+        int known = UcpAmHandler.WHOLE_MESSAGE | UcpAmHandler.PERSISTENT_DATA;
+        if ((flags & ~known) != 0) {
+            throw new IllegalArgumentException("unknown active-message handler flags 0x"
+                    + Integer.toHexString(flags & ~known) + " (use UcpAmHandler.WHOLE_MESSAGE, PERSISTENT_DATA)");
+        }
+        if (handler != null) {
+            publish(id, handler); // before UCX can call it
+        }
+        try (Arena call = Arena.ofConfined()) {
+            MemorySegment p = ucp_am_handler_param.allocate(call);
+            ucp_am_handler_param.field_mask(p, UCP_AM_HANDLER_PARAM_FIELD_ID() | UCP_AM_HANDLER_PARAM_FIELD_FLAGS()
+                    | UCP_AM_HANDLER_PARAM_FIELD_CB() | UCP_AM_HANDLER_PARAM_FIELD_ARG());
+            ucp_am_handler_param.id(p, id);
+            ucp_am_handler_param.flags(p, handler == null ? 0 : flags);
+            ucp_am_handler_param.cb(p, handler == null ? MemorySegment.NULL : stub);
+            ucp_am_handler_param.arg(p, MemorySegment.ofAddress(id));
+            byte status = ucp_worker_set_am_recv_handler(workerHandle, p);
+            if (status != UCS_OK()) {
+                if (handler != null) {
+                    publish(id, null);
+                }
+                throw UcxException.of("ucp_worker_set_am_recv_handler(id " + id + ")", status);
+            }
+        }
+        if (handler == null) {
+            publish(id, null); // after UCX stopped calling it
+        }
+    }
+
+    private void publish(int id, UcpAmHandler handler) {
+        synchronized (view) {
+            UcpAmHandler[] current = handlers;
+            if (handler == null && id >= current.length) {
+                return;
+            }
+            UcpAmHandler[] next = Arrays.copyOf(current, Math.max(current.length, id + 1));
+            next[id] = handler;
+            handlers = next;
+        }
+    }
+
+    /** The upcall's body: runs the handler of the message's id; never throws (it runs inside the upcall). */
+    byte onMessage(long arg, long header, long headerLength, long data, long length, long param) {
+        UcpAmMessage message = null;
+        try {
+            int id = (int) arg;
+            UcpAmHandler[] current = handlers;
+            UcpAmHandler handler = id < current.length ? current[id] : null;
+            if (handler == null) {
+                return (byte) UCS_OK(); // unregistered meanwhile: drop it, as UCX does
+            }
+            long attr = RawCalls.NATIVE.get(JAVA_LONG_UNALIGNED, param + ucp_am_recv_param.recv_attr$offset());
+            long replyEp = (attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP()) != 0
+                    ? RawCalls.NATIVE.get(JAVA_LONG_UNALIGNED, param + ucp_am_recv_param.reply_ep$offset()) : 0;
+            message = view.isActive() ? new UcpAmMessage(worker) : view;
+            message.begin(id, header, headerLength, data, length, attr, replyEp);
+            handler.onMessage(message);
+            return message.end(false);
+        } catch (Throwable t) {
+            worker.upcalls.failed(t);
+            return message == null ? (byte) UCS_OK() : message.end(true);
+        }
+    }
+
+    // ---- kept descriptors ------------------------------------------------------------------------------------------
+
+    UcpAmData keep(long descriptor, long length, boolean rendezvous) {
+        UcpAmData d = new UcpAmData(worker, descriptor, length, rendezvous);
+        kept.put(descriptor, d);
+        return d;
+    }
+
+    void forget(long descriptor) {
+        kept.remove(descriptor);
+    }
+
+    int keptCount() {
+        return kept.size();
+    }
+
+    /** Gives back to UCX what handlers kept and the application did not use; the worker is closing. */
+    void releaseKept() {
+        for (long descriptor : kept.keys()) {
+            UcpAmData d = kept.remove(descriptor);
+            if (d != null) {
+                d.releaseWithWorker();
+            }
+        }
+    }
+}
