@@ -1,5 +1,6 @@
 package io.github.ucxffm;
 
+import io.github.ucxffm.testsupport.BytePattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -10,7 +11,6 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import static io.github.ucxffm.TestSupport.assertBytes;
-import static io.github.ucxffm.TestSupport.pattern;
 import static io.github.ucxffm.TestSupport.progressFor;
 import static io.github.ucxffm.TestSupport.progressUntil;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
@@ -53,7 +53,7 @@ class CompletionFormsTest extends TwoWorkerTest {
 
     @Test
     void shouldCallBackASyncTagSendOnlyOnceTheReceiverMatchedIt() {
-        MemorySegment src = pattern(arena, 100, 1);
+        MemorySegment src = BytePattern.allocate(arena, 100, 1);
         MemorySegment dst = arena.allocate(100);
         Seen seen = new Seen();
         ab.sendTagSync(src, 0, 100, 5, seen);
@@ -68,7 +68,7 @@ class CompletionFormsTest extends TwoWorkerTest {
 
     @Test
     void shouldCompleteASyncTagSendFutureWithItsLengthOnceMatched() throws Exception {
-        MemorySegment src = pattern(arena, 100, 2);
+        MemorySegment src = BytePattern.allocate(arena, 100, 2);
         MemorySegment dst = arena.allocate(100);
         CompletableFuture<Long> sent = ab.sendTagSyncAsync(src, 0, 100, 6);
         progressFor(200, a, b);
@@ -81,7 +81,7 @@ class CompletionFormsTest extends TwoWorkerTest {
 
     @Test
     void shouldMoveStreamBytesWithCallbacksAndReportTheReceivedLength() {
-        MemorySegment src = pattern(arena, 1000, 3);
+        MemorySegment src = BytePattern.allocate(arena, 1000, 3);
         MemorySegment dst = arena.allocate(1000);
         Seen received = new Seen();
         Seen sent = new Seen();
@@ -97,7 +97,7 @@ class CompletionFormsTest extends TwoWorkerTest {
 
     @Test
     void shouldCallBackAStreamReceiveOfBytesThatHadArrived() {
-        MemorySegment src = pattern(arena, 100, 4);
+        MemorySegment src = BytePattern.allocate(arena, 100, 4);
         MemorySegment dst = arena.allocate(1000);
         long send = ab.sendStream(src, 0, 100);
         UcpEndpoint[] ready = new UcpEndpoint[1];
@@ -114,7 +114,7 @@ class CompletionFormsTest extends TwoWorkerTest {
 
     @Test
     void shouldCompleteStreamFuturesWithTheLengths() throws Exception {
-        MemorySegment src = pattern(arena, 4096, 5);
+        MemorySegment src = BytePattern.allocate(arena, 4096, 5);
         MemorySegment dst = arena.allocate(4096);
         CompletableFuture<Long> received = ba.receiveStreamAsync(dst, 0, 4096, true);
         CompletableFuture<Long> sent = ab.sendStreamAsync(src, 0, 4096);
@@ -137,7 +137,7 @@ class CompletionFormsTest extends TwoWorkerTest {
     /** Sends, then flushes with a callback and with a future; both complete with 0 and the data arrives. */
     private void flushAfterASend(Consumer<UcpCallback> flush, Supplier<CompletableFuture<Long>> flushAsync,
                                  int tag) throws Exception {
-        MemorySegment src = pattern(arena, 64, tag);
+        MemorySegment src = BytePattern.allocate(arena, 64, tag);
         MemorySegment dst = arena.allocate(64);
         long recv = b.receiveTag(dst, 0, 64, tag, -1L);
         long send = ab.sendTag(src, 0, 64, tag);
@@ -153,7 +153,7 @@ class CompletionFormsTest extends TwoWorkerTest {
 
     @Test
     void shouldRefuseTheNewFormsWithoutACallbackOrOnAClosedEndpoint() {
-        MemorySegment src = pattern(arena, 8, 7);
+        MemorySegment src = BytePattern.allocate(arena, 8, 7);
         assertThrows(NullPointerException.class, () -> ab.sendTagSync(src, 0, 8, 1, null));
         assertThrows(NullPointerException.class, () -> ab.sendStream(src, 0, 8, null));
         assertThrows(NullPointerException.class, () -> ab.receiveStream(src, 0, 8, false, null));
