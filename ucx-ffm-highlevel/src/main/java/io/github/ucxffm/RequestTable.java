@@ -462,11 +462,15 @@ final class RequestTable {
     }
 
     /**
-     * UCX ends a flush on an endpoint that failed with {@code UCS_ERR_TIMED_OUT}, which would read as the caller's
-     * own deadline; on an endpoint known to have failed it is reported as that failure.
+     * What UCX ends an endpoint's operations with when the endpoint fails is not always the failure: a flush ends with
+     * {@code UCS_ERR_TIMED_OUT}, which would read as the caller's own deadline, and a send that waited in a
+     * transport's queue (a full tcp socket) with {@code UCS_ERR_CANCELED} when UCX discards the failed transport
+     * endpoint, which would read as the caller's own cancel. On an endpoint known to have failed (its error upcall
+     * runs in the same progress call, before the operation's status can be polled) either is reported as that
+     * failure.
      */
     private static int failedEndpointStatus(int status, UcpEndpoint ep) {
-        if (status == UCS_ERR_TIMED_OUT() && ep != null) {
+        if ((status == UCS_ERR_TIMED_OUT() || status == UCS_ERR_CANCELED()) && ep != null) {
             int f = ep.failureCode();
             if (f < 0) {
                 return f;
