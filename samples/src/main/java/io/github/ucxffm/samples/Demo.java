@@ -14,6 +14,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -139,6 +140,17 @@ final class Demo {
                 Long.toString(iterations), "--warmup", Long.toString(warmup), "--transport", transport);
         List<String> clientLines = new ArrayList<>();
         boolean reporting = true;
+        AtomicBoolean overdue = new AtomicBoolean();
+        Thread.ofPlatform().daemon().name("demo-client-deadline").start(() -> {
+            try {
+                if (!client.waitFor(RUN_SECONDS, TimeUnit.SECONDS)) {
+                    overdue.set(true);
+                    client.destroyForcibly(); // ends its output too, so the reading below cannot hang
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
         try (BufferedReader r = client.inputReader(StandardCharsets.UTF_8)) {
             for (String line; (line = r.readLine()) != null; ) {
                 clientLines.add(line);
@@ -147,9 +159,10 @@ final class Demo {
                     reporting = !line.startsWith("messages");
                 }
             }
-            if (!client.waitFor(RUN_SECONDS, TimeUnit.SECONDS)) {
+            client.waitFor();
+            if (overdue.get()) {
                 throw SampleException.failed("demo: the " + transport + " client did not finish in " + RUN_SECONDS
-                        + " s");
+                        + " s; its output:\n" + String.join("\n", clientLines));
             }
         } catch (IOException e) {
             throw SampleException.failed("demo: reading the client's output: " + e.getMessage());
