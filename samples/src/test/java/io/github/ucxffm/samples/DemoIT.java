@@ -1,14 +1,14 @@
 package io.github.ucxffm.samples;
 
 import io.github.ucxffm.testsupport.ChildProcess;
+import io.github.ucxffm.testsupport.ProcessMark;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -37,14 +37,13 @@ class DemoIT {
     @Test
     void shouldRunTheDemoAndPrintTheLatencyTable() throws Exception {
         Path root = repoRoot();
-        // every process the demo starts inherits UCXFFM_DEMO_IT_RUN; only those count as this run's survivors below
-        String mark = ProcessHandle.current().pid() + "-" + System.nanoTime();
-        ChildProcess demo = ChildProcess.command("bash", root.resolve("ucx-ffm").toString(), "demo")
+        // every process the demo starts inherits the mark; only those count as this run's survivors below
+        ProcessMark mark = ProcessMark.unique("UCXFFM_DEMO_IT_RUN");
+        ChildProcess demo = mark.on(ChildProcess.command("bash", root.resolve("ucx-ffm").toString(), "demo"))
                 .directory(root).name("demo")
                 .env("UCXFFM_SKIP_BUILD", "1")
                 .env("DEMO_ITERATIONS", "5000")
                 .env("DEMO_WARMUP", "500")
-                .env("UCXFFM_DEMO_IT_RUN", mark)
                 .run(Duration.ofSeconds(150));
         String out = demo.output();
         assertEquals(0, demo.exitCode(), out);
@@ -63,19 +62,6 @@ class DemoIT {
         assertEquals(2, rows, out);
         assertTrue(sawShm && sawTcp, out);
         // Nothing the demo started survives it (a demo run beside this one by another suite is not counted).
-        long survivors = ProcessHandle.allProcesses()
-                .filter(h -> h.info().commandLine().orElse("").contains("ucx-ffm-samples.jar tag-pingpong"))
-                .filter(h -> carries(h.pid(), "UCXFFM_DEMO_IT_RUN=" + mark))
-                .count();
-        assertEquals(0, survivors, "demo processes left running");
-    }
-
-    private static boolean carries(long pid, String entry) {
-        try {
-            byte[] env = Files.readAllBytes(Path.of("/proc", Long.toString(pid), "environ"));
-            return new String(env, StandardCharsets.ISO_8859_1).contains(entry);
-        } catch (IOException gone) {
-            return false; // exited meanwhile, or not readable: not a survivor of this run
-        }
+        assertEquals(List.of(), mark.processes("ucx-ffm-samples.jar tag-pingpong"), "demo processes left running");
     }
 }

@@ -2,8 +2,9 @@
  * What the tests of every module share, so that each is written once: {@link io.github.ucxffm.testsupport.BytePattern}
  * (the payload every test fills and checks), {@link io.github.ucxffm.testsupport.Await} (the one wait loop, optionally
  * progressing a worker), {@link io.github.ucxffm.testsupport.ChildProcess} (a JVM or command started by a test,
- * its output captured, killed with its descendants by PID) and {@link io.github.ucxffm.testsupport.RunnerPair} (the
- * perftest runners' server and client, for the tests of both runners).
+ * its output captured, killed with its descendants by PID), {@link io.github.ucxffm.testsupport.ProcessMark} (a
+ * test run's own processes among the machine's) and {@link io.github.ucxffm.testsupport.RunnerPair} (the perftest
+ * runners' server and client, for the tests of both runners).
  *
  * <p>This module depends on the JDK alone. Maven forbids cycles, and the tests of {@code ucx-ffm-bindings} and
  * {@code ucx-ffm-highlevel} use it, so it cannot use their API. The one fixture that needs the high-level API, two

@@ -2,22 +2,19 @@ package io.github.ucxffm.bench.jucx;
 
 import io.github.ucxffm.bench.perftest.PerfFinal;
 import io.github.ucxffm.testsupport.ChildProcess;
+import io.github.ucxffm.testsupport.ProcessMark;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
-import javax.imageio.ImageIO;
 import java.io.File;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import javax.imageio.ImageIO;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -45,47 +42,25 @@ class CompareQuickIT {
                 .anyMatch(d -> Files.isExecutable(Path.of(d, command)));
     }
 
-    /**
-     * The runner processes started by this run: those whose environment carries {@code mark}, which every process
-     * the launcher starts inherits. Scoped so that another suite running on the machine at the same time (its own
-     * runners are not marked) cannot fail this test, and a runner this run leaves behind cannot hide.
-     */
-    private static Set<Long> runnerProcesses(String mark) {
-        return ProcessHandle.allProcesses().filter(h -> {
-            String c = h.info().commandLine().orElse("");
-            boolean runner = c.contains("ucx_perftest") || c.contains("bench.perftest.PerfTest")
-                    || c.contains("ucx-ffm-bench-jucx.jar");
-            return runner && carries(h.pid(), mark);
-        }).map(ProcessHandle::pid).collect(Collectors.toSet());
-    }
-
-    private static boolean carries(long pid, String mark) {
-        try {
-            byte[] env = Files.readAllBytes(Path.of("/proc", Long.toString(pid), "environ"));
-            return new String(env, StandardCharsets.ISO_8859_1).contains(mark);
-        } catch (IOException gone) {
-            return false; // exited meanwhile, or not readable: not a survivor of this run
-        }
-    }
-
     @Test
     void shouldCompareTheThreeImplementationsAndLeaveNoProcessBehind(@TempDir Path out) throws Exception {
         assumeTrue(onPath("ucx_perftest"), "ucx_perftest is not installed (Debian: ucx-utils)");
         Path root = repoRoot();
         Path benchJar = root.resolve("bench/target/benchmarks.jar");
         assumeTrue(Files.isRegularFile(benchJar), "the bench module is not packaged: " + benchJar);
-        String mark = "UCXFFM_COMPARE_QUICK_RUN=" + ProcessHandle.current().pid() + "-" + System.nanoTime();
+        // every process the launcher starts inherits the mark: only those count as this run's survivors below, so
+        // another suite running on the machine at the same time cannot fail this test
+        ProcessMark mark = ProcessMark.unique("UCXFFM_COMPARE_QUICK_RUN");
         ChildProcess lister = ChildProcess.command("bash", root.resolve("ucx-ffm").toString(), "bench")
                 .directory(root).run(Duration.ofSeconds(30));
         String subcommands = lister.output();
         assertEquals(0, lister.exitCode(), subcommands);
         assertTrue(subcommands.contains("compare [OPTIONS]") && subcommands.contains("jmh [JMH ARGS]"), subcommands);
         // as a user runs it, through the launcher (which builds nothing here: the jars are this build's)
-        ChildProcess p = ChildProcess.command("bash", root.resolve("ucx-ffm").toString(), "bench", "compare",
-                        "--quick", "--sizes", "8,64k", "--iterations", "2000", "--out", out.toString())
+        ChildProcess p = mark.on(ChildProcess.command("bash", root.resolve("ucx-ffm").toString(), "bench",
+                        "compare", "--quick", "--sizes", "8,64k", "--iterations", "2000", "--out", out.toString()))
                 .directory(root).name("compare")
                 .env("UCXFFM_SKIP_BUILD", "1")
-                .env(mark.substring(0, mark.indexOf('=')), mark.substring(mark.indexOf('=') + 1))
                 .env("JAVA_HOME", System.getProperty("java.home"))
                 .run(Duration.ofSeconds(200));
         String text = p.output();
@@ -110,7 +85,7 @@ class CompareQuickIT {
         assertEquals(1 + 24, Files.readAllLines(dir.resolve("runs.csv")).size());
         assertNotNull(ImageIO.read(dir.resolve("compare.png").toFile()), "compare.png is not a PNG");
         assertTrue(PerfFinal.parse("Final: 1 1 1 1 1 1 1 1").isPresent());
-        Set<Long> after = runnerProcesses(mark);
+        List<Long> after = mark.processes("ucx_perftest", "bench.perftest.PerfTest", "ucx-ffm-bench-jucx.jar");
         assertTrue(after.isEmpty(), "runner processes left behind: " + after);
     }
 }
