@@ -385,16 +385,15 @@ class ListenerGarbageTest {
     // ---- what UCX 1.13.1 does not survive, shown on a peer ------------------------------------------------------
 
     /** Spins this thread for {@code millis} of wall time; returns the CPU milliseconds it was given. */
-    private static long spinMillis(long millis) throws IOException {
-        Path self = Path.of("/proc/thread-self/stat").toRealPath(); // this thread's, wherever it is read from
-        long cpuStart = cpuMillis(Files.readString(self));
+    private static long spinMillis(long millis) {
+        long cpuStart = TestSupport.threadCpuNanos();
         long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
         long spins = 0;
         while (System.nanoTime() < end) {
             spins++;
         }
         assertTrue(spins > 0);
-        return cpuMillis(Files.readString(self)) - cpuStart;
+        return TimeUnit.NANOSECONDS.toMillis(TestSupport.threadCpuNanos() - cpuStart);
     }
 
     /** The CPU time, in ms, of the peer's UCX async thread (named {@code async}). */

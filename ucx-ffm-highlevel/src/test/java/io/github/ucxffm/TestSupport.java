@@ -78,4 +78,19 @@ final class TestSupport {
             throw new AssertionError(e);
         }
     }
+
+    /**
+     * {@code ThreadMXBean.getCurrentThreadCpuTime()}. Tests compile into the {@code io.github.ucxffm} module, which
+     * does not read {@code java.management}; they run on the class path, where reflection reaches it.
+     */
+    static long threadCpuNanos() {
+        try {
+            Object bean = Class.forName("java.lang.management.ManagementFactory").getMethod("getThreadMXBean")
+                    .invoke(null);
+            return (long) Class.forName("java.lang.management.ThreadMXBean").getMethod("getCurrentThreadCpuTime")
+                    .invoke(bean);
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError("ThreadMXBean unavailable", e);
+        }
+    }
 }

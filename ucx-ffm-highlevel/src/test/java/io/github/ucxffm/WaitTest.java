@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import static io.github.ucxffm.TestSupport.assertBytes;
+import static io.github.ucxffm.TestSupport.threadCpuNanos;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -113,21 +114,6 @@ class WaitTest {
             assertTrue(done >= sender.sentAt.join(), "await returned before the send");
             assertEquals(200, b.receivedLength());
             assertBytes(src.toArray(JAVA_BYTE), dst, "message");
-        }
-    }
-
-    /**
-     * {@code ThreadMXBean.getCurrentThreadCpuTime()}. Tests compile into the {@code io.github.ucxffm} module, which
-     * does not read {@code java.management}; they run on the class path, where reflection reaches it.
-     */
-    private static long threadCpuNanos() {
-        try {
-            Object bean = Class.forName("java.lang.management.ManagementFactory").getMethod("getThreadMXBean")
-                    .invoke(null);
-            return (long) Class.forName("java.lang.management.ThreadMXBean").getMethod("getCurrentThreadCpuTime")
-                    .invoke(bean);
-        } catch (ReflectiveOperationException e) {
-            throw new AssertionError("ThreadMXBean unavailable", e);
         }
     }
 
