@@ -86,9 +86,16 @@ final class AmDispatcher {
             if (handler == null && id >= current.length) {
                 return;
             }
+            UcpAmHandler previous = id < current.length ? current[id] : null;
             UcpAmHandler[] next = Arrays.copyOf(current, Math.max(current.length, id + 1));
             next[id] = handler;
             handlers = next;
+            // a registered handler is a way for UCX's progress to call into Java: the worker is not quiet
+            if (previous == null && handler != null) {
+                worker.requests.addUpcallSource();
+            } else if (previous != null && handler == null) {
+                worker.requests.removeUpcallSource();
+            }
         }
     }
 

@@ -13,14 +13,17 @@ final class DeferredCloses {
 
     private final Guard guard;
     private final boolean critical;
+    /** Counts each close in progress as an upcall source: the worker is not quiet while one runs. */
+    private final RequestTable upcallCount;
     private long[] requests = new long[4];
     private long[] deadlines = new long[4];
     /** Read without the guard by {@link #isEmpty()}: a stale answer only delays the check to the next progress. */
     private int count;
 
-    DeferredCloses(Guard guard, boolean critical) {
+    DeferredCloses(Guard guard, boolean critical, RequestTable upcallCount) {
         this.guard = guard;
         this.critical = critical;
+        this.upcallCount = upcallCount;
     }
 
     /** Takes over a close request that cannot be waited for here. */
@@ -33,6 +36,7 @@ final class DeferredCloses {
             }
             requests[count] = request;
             deadlines[count++] = deadline;
+            upcallCount.addUpcallSource();
         } finally {
             guard.unlock();
         }
@@ -52,6 +56,7 @@ final class DeferredCloses {
                 long r = requests[i];
                 if (all || RawCalls.checkStatus(critical, r) != UCS_INPROGRESS() || now - deadlines[i] > 0) {
                     RawCalls.free(critical, r);
+                    upcallCount.removeUpcallSource();
                 } else {
                     requests[kept] = r;
                     deadlines[kept++] = deadlines[i];

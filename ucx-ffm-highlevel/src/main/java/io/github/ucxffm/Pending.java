@@ -35,6 +35,8 @@ final class Pending {
     UcpEndpoint endpoint;
     UcpCallback callback;
     CompletableFuture<Long> future;
+    /** Whether UCX was given an upcall stub for this operation (counted by {@code RequestTable.quiet()}). */
+    boolean upcall;
     /** Set by the completion upcall when the application polls instead (callback ops polled for cancel). */
     boolean completed;
     int status;
@@ -56,6 +58,7 @@ final class Pending {
         endpoint = null;
         callback = null;
         future = null;
+        upcall = false;
         completed = false;
         status = 0;
         length = 0;

@@ -21,13 +21,15 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * <p>
  * The request test and free calls, and the probe, also come as <em>critical</em> handles
  * ({@link Linker.Option#critical}), which skip the thread-state transition around the call. That is safe only for a
- * function that can neither call back into Java nor wait for something a thread of this JVM must do. Those qualify;
- * the operations do not, even without a callback of their own: a send on an endpoint whose peer just failed runs
- * the endpoint's error handler inside the call ({@code ucp_ep_set_failed}), and a receive that matches a rendezvous
- * message starts the protocol on the sender's endpoint, which may fail the same way; an upcall from a critical call
- * aborts the JVM. A {@link UcsThreadMode#MULTI} worker uses no critical call at all: UCX takes the worker lock inside
+ * call that can neither call back into Java nor wait for something a thread of this JVM must do. Those three never
+ * call back; callers pass the worker's choice ({@code critical}: not MULTI, where UCX takes the worker lock inside
  * every call, and a thread spinning on it inside a critical call would hold up a safepoint that the lock's holder,
- * in an upcall, may be waiting for. Callers pass the worker's choice as {@code critical}.
+ * in an upcall, may be waiting for). The operations and progress come in both forms too, and callers pass
+ * {@link RequestTable#quiet()}: an operation can call back even without a callback of its own (a send on an
+ * endpoint whose peer just failed runs the endpoint's error handler inside the call, a receive that matches a
+ * rendezvous message starts the protocol on the sender's endpoint, which may fail the same way, and progress runs
+ * every kind of callback), so they are critical only while the worker has nothing registered that UCX could call.
+ * An upcall from a critical call aborts the JVM.
  */
 final class RawCalls {
 
@@ -48,6 +50,8 @@ final class RawCalls {
     private static final FunctionDescriptor STATUS_OF_REQUEST = FunctionDescriptor.of(JAVA_BYTE, JAVA_LONG);
     private static final FunctionDescriptor STATUS_OF_REQUEST_OUT = FunctionDescriptor.of(JAVA_BYTE, JAVA_LONG,
             JAVA_LONG);
+    // ucp_worker_progress(worker)
+    private static final FunctionDescriptor PROGRESS = FunctionDescriptor.of(JAVA_INT, JAVA_LONG);
     // ucp_tag_send_nbx(ep, buffer, count, tag, param), ucp_tag_send_sync_nbx the same
     private static final FunctionDescriptor TAG_SEND = FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG,
             JAVA_LONG, JAVA_LONG, JAVA_LONG);
@@ -92,18 +96,31 @@ final class RawCalls {
             FunctionDescriptor.ofVoid(JAVA_LONG));
     private static final MethodHandle FREE_C = critical(ucx_h.ucp_request_free$address(),
             FunctionDescriptor.ofVoid(JAVA_LONG));
+    // the operations and progress: critical only while the worker is quiet (RequestTable.quiet)
+    private static final MethodHandle PROGRESS_H = plain(ucx_h.ucp_worker_progress$address(), PROGRESS);
+    private static final MethodHandle PROGRESS_C = critical(ucx_h.ucp_worker_progress$address(), PROGRESS);
     private static final MethodHandle TAG_SEND_H = plain(ucx_h.ucp_tag_send_nbx$address(), TAG_SEND);
+    private static final MethodHandle TAG_SEND_C = critical(ucx_h.ucp_tag_send_nbx$address(), TAG_SEND);
     private static final MethodHandle TAG_SEND_SYNC_H = plain(ucx_h.ucp_tag_send_sync_nbx$address(), TAG_SEND);
+    private static final MethodHandle TAG_SEND_SYNC_C = critical(ucx_h.ucp_tag_send_sync_nbx$address(), TAG_SEND);
     private static final MethodHandle TAG_RECV_H = plain(ucx_h.ucp_tag_recv_nbx$address(), TAG_RECV);
+    private static final MethodHandle TAG_RECV_C = critical(ucx_h.ucp_tag_recv_nbx$address(), TAG_RECV);
     private static final MethodHandle TAG_PROBE_H = plain(ucx_h.ucp_tag_probe_nb$address(), TAG_PROBE);
     private static final MethodHandle TAG_PROBE_C = critical(ucx_h.ucp_tag_probe_nb$address(), TAG_PROBE);
     private static final MethodHandle TAG_MSG_RECV_H = plain(ucx_h.ucp_tag_msg_recv_nbx$address(), TAG_MSG_RECV);
+    private static final MethodHandle TAG_MSG_RECV_C = critical(ucx_h.ucp_tag_msg_recv_nbx$address(), TAG_MSG_RECV);
     private static final MethodHandle STREAM_SEND_H = plain(ucx_h.ucp_stream_send_nbx$address(), STREAM_SEND);
+    private static final MethodHandle STREAM_SEND_C = critical(ucx_h.ucp_stream_send_nbx$address(), STREAM_SEND);
     private static final MethodHandle STREAM_RECV_H = plain(ucx_h.ucp_stream_recv_nbx$address(), STREAM_RECV);
+    private static final MethodHandle STREAM_RECV_C = critical(ucx_h.ucp_stream_recv_nbx$address(), STREAM_RECV);
     private static final MethodHandle AM_SEND_H = plain(ucx_h.ucp_am_send_nbx$address(), AM_SEND);
+    private static final MethodHandle AM_SEND_C = critical(ucx_h.ucp_am_send_nbx$address(), AM_SEND);
     private static final MethodHandle PUT_H = plain(ucx_h.ucp_put_nbx$address(), RMA);
+    private static final MethodHandle PUT_C = critical(ucx_h.ucp_put_nbx$address(), RMA);
     private static final MethodHandle GET_H = plain(ucx_h.ucp_get_nbx$address(), RMA);
+    private static final MethodHandle GET_C = critical(ucx_h.ucp_get_nbx$address(), RMA);
     private static final MethodHandle ATOMIC_H = plain(ucx_h.ucp_atomic_op_nbx$address(), ATOMIC);
+    private static final MethodHandle ATOMIC_C = critical(ucx_h.ucp_atomic_op_nbx$address(), ATOMIC);
 
     static {
         if (ADDRESS.byteSize() != 8) {
@@ -162,18 +179,31 @@ final class RawCalls {
         }
     }
 
-    static long tagSend(boolean sync, long ep, long buffer, long count, long tag, long param) {
+    static int progress(boolean critical, long worker) {
         try {
-            return sync ? (long) TAG_SEND_SYNC_H.invokeExact(ep, buffer, count, tag, param)
+            return critical ? (int) PROGRESS_C.invokeExact(worker) : (int) PROGRESS_H.invokeExact(worker);
+        } catch (Throwable t) {
+            throw unexpected(t);
+        }
+    }
+
+    static long tagSend(boolean critical, boolean sync, long ep, long buffer, long count, long tag, long param) {
+        try {
+            if (sync) {
+                return critical ? (long) TAG_SEND_SYNC_C.invokeExact(ep, buffer, count, tag, param)
+                        : (long) TAG_SEND_SYNC_H.invokeExact(ep, buffer, count, tag, param);
+            }
+            return critical ? (long) TAG_SEND_C.invokeExact(ep, buffer, count, tag, param)
                     : (long) TAG_SEND_H.invokeExact(ep, buffer, count, tag, param);
         } catch (Throwable t) {
             throw unexpected(t);
         }
     }
 
-    static long tagRecv(long worker, long buffer, long count, long tag, long mask, long param) {
+    static long tagRecv(boolean critical, long worker, long buffer, long count, long tag, long mask, long param) {
         try {
-            return (long) TAG_RECV_H.invokeExact(worker, buffer, count, tag, mask, param);
+            return critical ? (long) TAG_RECV_C.invokeExact(worker, buffer, count, tag, mask, param)
+                    : (long) TAG_RECV_H.invokeExact(worker, buffer, count, tag, mask, param);
         } catch (Throwable t) {
             throw unexpected(t);
         }
@@ -188,50 +218,62 @@ final class RawCalls {
         }
     }
 
-    static long tagMessageRecv(long worker, long buffer, long count, long message, long param) {
+    static long tagMessageRecv(boolean critical, long worker, long buffer, long count, long message, long param) {
         try {
-            return (long) TAG_MSG_RECV_H.invokeExact(worker, buffer, count, message, param);
+            return critical ? (long) TAG_MSG_RECV_C.invokeExact(worker, buffer, count, message, param)
+                    : (long) TAG_MSG_RECV_H.invokeExact(worker, buffer, count, message, param);
         } catch (Throwable t) {
             throw unexpected(t);
         }
     }
 
-    static long streamSend(long ep, long buffer, long count, long param) {
+    static long streamSend(boolean critical, long ep, long buffer, long count, long param) {
         try {
-            return (long) STREAM_SEND_H.invokeExact(ep, buffer, count, param);
+            return critical ? (long) STREAM_SEND_C.invokeExact(ep, buffer, count, param)
+                    : (long) STREAM_SEND_H.invokeExact(ep, buffer, count, param);
         } catch (Throwable t) {
             throw unexpected(t);
         }
     }
 
-    static long streamRecv(long ep, long buffer, long count, long length, long param) {
+    static long streamRecv(boolean critical, long ep, long buffer, long count, long length, long param) {
         try {
-            return (long) STREAM_RECV_H.invokeExact(ep, buffer, count, length, param);
+            return critical ? (long) STREAM_RECV_C.invokeExact(ep, buffer, count, length, param)
+                    : (long) STREAM_RECV_H.invokeExact(ep, buffer, count, length, param);
         } catch (Throwable t) {
             throw unexpected(t);
         }
     }
 
-    static long amSend(long ep, int id, long header, long headerLength, long buffer, long count, long param) {
+    static long amSend(boolean critical, long ep, int id, long header, long headerLength, long buffer, long count,
+                       long param) {
         try {
-            return (long) AM_SEND_H.invokeExact(ep, id, header, headerLength, buffer, count, param);
+            return critical ? (long) AM_SEND_C.invokeExact(ep, id, header, headerLength, buffer, count, param)
+                    : (long) AM_SEND_H.invokeExact(ep, id, header, headerLength, buffer, count, param);
         } catch (Throwable t) {
             throw unexpected(t);
         }
     }
 
-    static long rma(boolean put, long ep, long buffer, long count, long remote, long rkey, long param) {
+    static long rma(boolean critical, boolean put, long ep, long buffer, long count, long remote, long rkey,
+                    long param) {
         try {
-            return put ? (long) PUT_H.invokeExact(ep, buffer, count, remote, rkey, param)
+            if (put) {
+                return critical ? (long) PUT_C.invokeExact(ep, buffer, count, remote, rkey, param)
+                        : (long) PUT_H.invokeExact(ep, buffer, count, remote, rkey, param);
+            }
+            return critical ? (long) GET_C.invokeExact(ep, buffer, count, remote, rkey, param)
                     : (long) GET_H.invokeExact(ep, buffer, count, remote, rkey, param);
         } catch (Throwable t) {
             throw unexpected(t);
         }
     }
 
-    static long atomic(long ep, int op, long buffer, long count, long remote, long rkey, long param) {
+    static long atomic(boolean critical, long ep, int op, long buffer, long count, long remote, long rkey,
+                       long param) {
         try {
-            return (long) ATOMIC_H.invokeExact(ep, op, buffer, count, remote, rkey, param);
+            return critical ? (long) ATOMIC_C.invokeExact(ep, op, buffer, count, remote, rkey, param)
+                    : (long) ATOMIC_H.invokeExact(ep, op, buffer, count, remote, rkey, param);
         } catch (Throwable t) {
             throw unexpected(t);
         }

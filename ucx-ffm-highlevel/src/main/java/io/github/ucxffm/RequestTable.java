@@ -49,6 +49,12 @@ final class RequestTable {
     /** Whether the request test and free calls may skip the thread-state transition ({@link RawCalls}). */
     private final boolean critical;
 
+    /**
+     * What could call into Java from a UCX call on this worker now: slots whose operation carries an upcall stub,
+     * plus the sources the other parts count ({@link #addUpcallSource}). While it is 0 the operations and progress
+     * use critical downcalls ({@link #quiet}).
+     */
+    private int upcallSources;
     /** Polled operations in flight (their slots hold an even token and a UCX request). */
     private int polledInFlight;
     /** Receives completed when posted whose results wait for poll() (their slots hold an odd token). */
@@ -66,6 +72,40 @@ final class RequestTable {
         for (int i = 0; i < slots.length; i++) {
             slots[i] = new Pending(i);
             free[freeCount++] = slots.length - 1 - i;
+        }
+    }
+
+    // ---- what may call back ---------------------------------------------------------------------------------------
+
+    /**
+     * Whether no Java upcall can run during a UCX call on this worker started now, so that the call may skip the
+     * thread-state transition ({@link RawCalls}): the worker allows critical calls at all (not MULTI), and nothing
+     * that UCX calls back is registered: no endpoint with an error callback, no listener, no active-message handler,
+     * no operation with a completion callback or future in flight, no deferred endpoint close. Only Java code adds a
+     * source, and only on the thread that makes the calls (or under the worker's rules for SERIALIZED), so the answer
+     * holds for the whole of a call started after it.
+     */
+    boolean quiet() {
+        return critical && upcallSources == 0;
+    }
+
+    /** Counts one more thing UCX may call back on this worker (an endpoint's error callback, a listener, ...). */
+    void addUpcallSource() {
+        guard.lock();
+        try {
+            upcallSources++;
+        } finally {
+            guard.unlock();
+        }
+    }
+
+    /** Counts one less; the thing's callback can no longer run. */
+    void removeUpcallSource() {
+        guard.lock();
+        try {
+            upcallSources--;
+        } finally {
+            guard.unlock();
         }
     }
 
@@ -143,6 +183,11 @@ final class RequestTable {
      * passes back to {@link #complete}.
      */
     void callbackParams(MemorySegment param, int attrMask, MemorySegment stub, int slot) {
+        Pending p = slots[slot];
+        if (!p.upcall) {
+            p.upcall = true; // UCX gets the stub: the worker is not quiet until the slot is recycled
+            addUpcallSource();
+        }
         ucp_request_param_t.op_attr_mask(param, attrMask | UCP_OP_ATTR_FIELD_CALLBACK()
                 | UCP_OP_ATTR_FIELD_USER_DATA());
         param.set(ADDRESS, ucp_request_param_t.cb$offset(), stub);
@@ -501,6 +546,9 @@ final class RequestTable {
         try {
             if (p.memory != null) {
                 p.memory.endUse();
+            }
+            if (p.upcall) {
+                upcallSources--;
             }
             p.clear();
             free[freeCount++] = p.id;

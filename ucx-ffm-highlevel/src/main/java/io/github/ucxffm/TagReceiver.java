@@ -48,7 +48,7 @@ final class TagReceiver {
         long at = buffer.address() + offset;
         if (RECV_INFO_ON_IMMEDIATE_COMPLETION) {
             // One call: a message that had arrived is received at once and its tag and length are in tagInfo.
-            long result = RawCalls.tagRecv(h, at, length, tag, tagMask, s.tagRecvInfoParam);
+            long result = RawCalls.tagRecv(requests.quiet(), h, at, length, tag, tagMask, s.tagRecvInfoParam);
             // done (0) or failed at once (truncated; poll() reports it): either way no request is involved
             if (result == 0 || Long.compareUnsigned(result, UCS_ERR_LAST()) >= 0) {
                 return requests.completedReceive(OP, ucp_tag_recv_info.length(s.tagInfo),
@@ -63,7 +63,7 @@ final class TagReceiver {
         // receive, which then completes through its request like any other).
         long message = RawCalls.tagProbe(critical, h, tag, tagMask, 1, s.tagInfoAddress);
         if (message != 0) {
-            long result = RawCalls.tagMessageRecv(h, at, length, message, s.plainParam);
+            long result = RawCalls.tagMessageRecv(requests.quiet(), h, at, length, message, s.plainParam);
             long arrivedLength = ucp_tag_recv_info.length(s.tagInfo);
             long arrivedTag = ucp_tag_recv_info.sender_tag(s.tagInfo);
             if (result == 0 || Long.compareUnsigned(result, UCS_ERR_LAST()) >= 0) { // failed at once: poll() says
@@ -71,7 +71,7 @@ final class TagReceiver {
             }
             return requests.startedPolled(result, RequestTable.TAG_RECV, OP, null, buffer, null);
         }
-        long result = RawCalls.tagRecv(h, at, length, tag, tagMask, s.tagRecvParam);
+        long result = RawCalls.tagRecv(requests.quiet(), h, at, length, tag, tagMask, s.tagRecvParam);
         return requests.startedPolled(result, RequestTable.TAG_RECV, OP, null, buffer, null);
     }
 

@@ -113,6 +113,23 @@ public final class UcpConnectionRequest {
     }
 
     /**
+     * Parameters for accepting the connection with every endpoint setting: pass them, changed as needed, to the
+     * listener's worker's {@link UcpWorker#connect(UcpEndpoint.Params)}, which accepts it. For example, an endpoint
+     * without peer error handling and without an error callback, as {@code ucx_perftest} makes:
+     * {@code worker.connect(request.endpointParams().peerErrorHandling(false).errorCallback(false))}.
+     *
+     * @return new parameters naming this request
+     * @throws IllegalStateException if the request was already answered or the listener is closed
+     */
+    public UcpEndpoint.Params endpointParams() {
+        listener.handle(); // the worker's thread rules, and an open listener: a closed one rejected its requests
+        if (handle == null) {
+            throw new IllegalStateException("the connection request was already answered");
+        }
+        return UcpEndpoint.Params.request(this);
+    }
+
+    /**
      * Refuses the connection ({@code ucp_listener_reject}); the client's endpoint fails with
      * {@link UcxRejectedException} or a peer failure.
      */

@@ -86,6 +86,7 @@ public final class UcpEndpoint extends UcxHandle {
         Consumer<UcxException> errorHandler;
         String name;
         boolean sendClientId;
+        boolean errorCallback = true;
 
         private Params(byte[] workerAddress, InetSocketAddress socketAddress, UcpConnectionRequest request) {
             this.workerAddress = workerAddress;
@@ -151,9 +152,32 @@ public final class UcpEndpoint extends UcxHandle {
          *
          * @param handler receives the failure
          * @return these parameters
+         * @throws IllegalArgumentException if {@link #errorCallback errorCallback(false)} was set
          */
         public Params onError(Consumer<UcxException> handler) {
+            if (handler != null && !errorCallback) {
+                throw new IllegalArgumentException("onError needs the error callback, off by errorCallback(false)");
+            }
             this.errorHandler = handler;
+            return this;
+        }
+
+        /**
+         * Whether UCX gets an error callback for this endpoint (default {@code true}). Without one, as in
+         * {@code ucx_perftest}, UCX has no way to tell Java that the endpoint failed or that the peer closed the
+         * connection: the endpoint is marked failed only by an operation that fails with a peer failure, and
+         * {@link #onError} cannot be used. In exchange nothing of this endpoint can call back into Java, which lets
+         * the worker make its calls without the thread-state transition (see {@link UcpWorker}, "Critical calls").
+         *
+         * @param enabled {@code false} for no error callback
+         * @return these parameters
+         * @throws IllegalArgumentException if {@code false} and an {@link #onError} handler is set
+         */
+        public Params errorCallback(boolean enabled) {
+            if (!enabled && errorHandler != null) {
+                throw new IllegalArgumentException("onError needs the error callback, off by errorCallback(false)");
+            }
+            this.errorCallback = enabled;
             return this;
         }
 
@@ -187,6 +211,8 @@ public final class UcpEndpoint extends UcxHandle {
     private final boolean peerErrorHandling;
     private volatile int failure;
     private boolean errorReported;
+    /** Whether this endpoint counts among the worker's upcall sources (its error callback), until released. */
+    private boolean upcallSource;
     private Duration closeTimeout = DEFAULT_CLOSE_TIMEOUT;
 
     UcpEndpoint(UcpWorker worker, Params params) {
@@ -225,9 +251,13 @@ public final class UcpEndpoint extends UcxHandle {
             mask |= UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE();
             ucp_ep_params.err_mode(p, params.peerErrorHandling ? UCP_ERR_HANDLING_MODE_PEER()
                     : UCP_ERR_HANDLING_MODE_NONE());
-            mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER();
-            MemorySegment handler = ucp_ep_params.err_handler(p);
-            ucp_err_handler.cb(handler, worker.upcalls.errorStub);
+            if (params.errorCallback) {
+                mask |= UCP_EP_PARAM_FIELD_ERR_HANDLER();
+                MemorySegment handler = ucp_ep_params.err_handler(p);
+                ucp_err_handler.cb(handler, worker.upcalls.errorStub);
+                worker.requests.addUpcallSource(); // before UCX can call it
+                upcallSource = true;
+            }
             if (params.name != null) {
                 mask |= UCP_EP_PARAM_FIELD_NAME();
                 ucp_ep_params.name(p, call.allocateFrom(params.name));
@@ -338,7 +368,7 @@ public final class UcpEndpoint extends UcxHandle {
     private long send(MemorySegment buffer, long offset, long length, long tag, boolean sync) {
         long ep = handle().address();
         Buffers.checkRange(buffer, offset, length);
-        long result = RawCalls.tagSend(sync, ep, buffer.address() + offset, length, tag,
+        long result = RawCalls.tagSend(worker.requests.quiet(), sync, ep, buffer.address() + offset, length, tag,
                 worker.scratch.get().plainParam);
         return worker.requests.startedPolled(result, RequestTable.SEND, sync ? "ucp_tag_send_sync_nbx" : "ucp_tag_send_nbx",
                 this, buffer, null);
@@ -463,7 +493,7 @@ public final class UcpEndpoint extends UcxHandle {
     public long sendStream(MemorySegment buffer, long offset, long length) {
         long ep = handle().address();
         Buffers.checkRange(buffer, offset, length);
-        long result = RawCalls.streamSend(ep, buffer.address() + offset, length,
+        long result = RawCalls.streamSend(worker.requests.quiet(), ep, buffer.address() + offset, length,
                 worker.scratch.get().plainParam);
         return worker.requests.startedPolled(result, RequestTable.SEND, "ucp_stream_send_nbx", this, buffer, null);
     }
@@ -522,7 +552,7 @@ public final class UcpEndpoint extends UcxHandle {
         long ep = handle().address();
         Buffers.checkRange(buffer, offset, length);
         Scratch s = worker.scratch.get();
-        long result = RawCalls.streamRecv(ep, buffer.address() + offset, length, s.lengthAddress,
+        long result = RawCalls.streamRecv(worker.requests.quiet(), ep, buffer.address() + offset, length, s.lengthAddress,
                 waitAll ? s.streamRecvAllParam : s.streamRecvParam);
         if (result == 0) {
             return worker.requests.completedReceive("ucp_stream_recv_nbx", s.length.get(JAVA_LONG, 0), 0, 0);
@@ -623,7 +653,7 @@ public final class UcpEndpoint extends UcxHandle {
         if (callback == null && future == null) {
             long result;
             try {
-                result = RawCalls.rma(put, ep.address(), local.address() + offset, length,
+                result = RawCalls.rma(worker.requests.quiet(), put, ep.address(), local.address() + offset, length,
                         remoteAddress, rk.address(), worker.scratch.get().plainParam);
             } catch (RuntimeException e) {
                 if (memory != null) {
@@ -919,7 +949,7 @@ public final class UcpEndpoint extends UcxHandle {
             if (result != null) {
                 ucp_request_param_t.reply_buffer(param, result);
             }
-            long status = RawCalls.atomic(ep.address(), op.code, operand.address(), 1,
+            long status = RawCalls.atomic(worker.requests.quiet(), ep.address(), op.code, operand.address(), 1,
                     remoteAddress, rk.address(), param.address());
             return worker.requests.startedPolled(status, RequestTable.OTHER, "ucp_atomic_op_nbx", this, operand, result);
         }
@@ -1292,7 +1322,7 @@ public final class UcpEndpoint extends UcxHandle {
         MemorySegment ep = amSendChecks(id, header, data, offset, length, flags);
         MemorySegment param = worker.scratch.get().amSendParam;
         ucp_request_param_t.flags(param, flags);
-        long result = RawCalls.amSend(ep.address(), id, headerAddress(header).address(),
+        long result = RawCalls.amSend(worker.requests.quiet(), ep.address(), id, headerAddress(header).address(),
                 headerLength(header), data.address() + offset, length, param.address());
         return worker.requests.startedPolled(result, RequestTable.SEND, "ucp_am_send_nbx", this, data, header);
     }
@@ -1580,6 +1610,7 @@ public final class UcpEndpoint extends UcxHandle {
             return; // UCX's own endpoint (an active-message reply endpoint): UCX closes it
         }
         if (handle == null) {
+            dropUpcallSource();
             return; // the constructor failed before ucp_ep_create made an endpoint
         }
         boolean forced = force || failure != 0 || worker.isClosing();
@@ -1606,6 +1637,14 @@ public final class UcpEndpoint extends UcxHandle {
             }
         } finally {
             worker.endpoints.remove(handle.address());
+            dropUpcallSource(); // closed: UCX calls no error callback of a closed endpoint
+        }
+    }
+
+    private void dropUpcallSource() {
+        if (upcallSource) {
+            upcallSource = false;
+            worker.requests.removeUpcallSource();
         }
     }
 

@@ -42,6 +42,8 @@ public final class UcpListener extends UcxHandle {
     private final InetSocketAddress address;
     private final long id;
     private int rejectedByPolicy;
+    /** In the worker's registry and counted as an upcall source (its connection handler), until {@link #forget}. */
+    private boolean registered;
 
     UcpListener(UcpWorker worker, InetSocketAddress bind, Predicate<UcpConnectionRequest> policy,
                 Consumer<UcpConnectionRequest> handler) {
@@ -50,6 +52,8 @@ public final class UcpListener extends UcxHandle {
         this.policy = policy;
         this.handler = handler;
         this.id = worker.listeners.add(this);
+        this.registered = true;
+        worker.requests.addUpcallSource(); // before UCX knows the connection handler
         MemorySegment created = null;
         try (Arena call = Arena.ofConfined()) {
             MemorySegment params = ucp_listener_params.allocate(call);
@@ -65,7 +69,7 @@ public final class UcpListener extends UcxHandle {
             MemorySegment listenerP = call.allocate(ADDRESS);
             byte status = ucp_listener_create(worker.handle(), params, listenerP);
             if (status != UCS_OK()) {
-                worker.listeners.remove(id);
+                forget();
                 super.close();
                 throw UcxException.of("ucp_listener_create(" + bind + ")", status);
             }
@@ -75,12 +79,17 @@ public final class UcpListener extends UcxHandle {
             byte q = ucp_listener_query(created, attr);
             if (q != UCS_OK()) {
                 ucp_listener_destroy(created);
-                worker.listeners.remove(id);
+                forget();
                 super.close();
                 throw UcxException.of("ucp_listener_query", q);
             }
             InetSocketAddress bound = SockAddr.read(ucp_listener_attr.sockaddr(attr));
             this.address = bound != null ? bound : bind;
+        } catch (RuntimeException | Error e) {
+            if (created == null) {
+                forget(); // UCX never had the handler (an address it could not take, say); idempotent
+            }
+            throw e;
         }
         this.handle = created;
     }
@@ -184,7 +193,7 @@ public final class UcpListener extends UcxHandle {
     @Override
     void release() {
         if (handle == null) {
-            worker.listeners.remove(id);
+            forget();
             return; // the constructor failed: there is no native listener
         }
         for (UcpConnectionRequest r : queue) {
@@ -196,7 +205,16 @@ public final class UcpListener extends UcxHandle {
         }
         handedOut.clear();
         ucp_listener_destroy(handle);
-        worker.listeners.remove(id);
+        forget();
+    }
+
+    /** Leaves the worker's registry and its count of upcall sources (UCX no longer calls the handler); once. */
+    private void forget() {
+        if (registered) {
+            registered = false;
+            worker.listeners.remove(id);
+            worker.requests.removeUpcallSource();
+        }
     }
 
     @Override

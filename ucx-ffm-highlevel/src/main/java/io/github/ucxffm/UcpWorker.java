@@ -37,6 +37,16 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
  * {@link CompletableFuture}. A buffer given to an operation belongs to it until completion: the worker keeps it
  * strongly reachable until then, and the application must not reuse or free it before.
  * <p>
+ * <b>Critical calls.</b> While nothing that UCX could call back into Java is registered with a SINGLE or SERIALIZED
+ * worker, its polled operations and {@link #progress()} are made as critical downcalls, without the thread-state
+ * transition (a few nanoseconds each). Those things are: an endpoint with an error callback (every endpoint has one
+ * unless made with {@link UcpEndpoint.Params#errorCallback errorCallback(false)}), a listener, an active-message
+ * handler, an operation started with a {@link UcpCallback} or as a future that has not completed, and an endpoint
+ * close started inside a callback. The worker counts them; the choice is made per call and needs nothing of the
+ * application. A critical call holds up the JVM's safepoints (a garbage collection waits for it), which for
+ * {@code ucp_worker_progress} can mean the time to copy a large message over shared memory. Waiting
+ * ({@link #await}, {@link Idle#BLOCK}) is never critical. MULTI workers make no critical call.
+ * <p>
  * <b>Inside.</b> The worker is a facade over package-private parts, one job each (see {@code docs/INTERNALS.md}):
  * {@link RequestTable} (operations in flight, tokens, completion), {@link Upcalls} (stubs, callback depth and
  * errors), {@link AmDispatcher} (active-message handlers and kept data), {@link Scratch} (per-thread parameter
@@ -100,7 +110,7 @@ public final class UcpWorker extends UcxHandle {
         requests = new RequestTable(guard, scratch, critical);
         upcalls = new Upcalls(this, multi, arena);
         am = new AmDispatcher(this, guard, upcalls.amRecvStub);
-        closes = new DeferredCloses(guard, critical);
+        closes = new DeferredCloses(guard, critical, requests);
         endpoints = new Registry<>(guard);
         listeners = new Registry<>(guard);
         tags = new TagReceiver(requests, scratch, upcalls.tagRecvStub, critical);
@@ -195,7 +205,7 @@ public final class UcpWorker extends UcxHandle {
             throw new IllegalStateException("progress() inside a callback of this UcpWorker: UCX does not allow "
                     + "it (the callback runs inside ucp_worker_progress)");
         }
-        int work = ucp_worker_progress(h);
+        int work = RawCalls.progress(requests.quiet(), h.address());
         if (!closes.isEmpty()) {
             closes.finish(false);
         }

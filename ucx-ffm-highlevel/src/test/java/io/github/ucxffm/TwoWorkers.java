@@ -36,6 +36,8 @@ final class TwoWorkers implements AutoCloseable {
     final Arena arena;
     /** Whether the endpoints ask for peer error handling; {@code null}: the default of {@code connect(address)}. */
     private final Boolean peerErrorHandling;
+    /** Whether the endpoints between the workers get an error callback. */
+    private final boolean errorCallbacks;
     private final boolean flushOnClose;
     private final Duration timeout;
     /** What {@code toString()} says, in test messages: the transports asked for. */
@@ -48,6 +50,7 @@ final class TwoWorkers implements AutoCloseable {
         }
         this.context = cb.build();
         this.peerErrorHandling = builder.peerErrorHandling;
+        this.errorCallbacks = builder.errorCallbacks;
         this.flushOnClose = builder.flushOnClose;
         this.timeout = builder.timeout;
         this.name = builder.tls != null ? builder.tls : "two workers";
@@ -85,6 +88,7 @@ final class TwoWorkers implements AutoCloseable {
         private final UcpContext.Feature[] features;
         private String tls;
         private Boolean peerErrorHandling;
+        private boolean errorCallbacks = true;
         private boolean bothWays;
         private boolean self;
         private boolean flushOnClose;
@@ -105,6 +109,12 @@ final class TwoWorkers implements AutoCloseable {
         /** Whether the endpoints ask for peer error handling (otherwise the default of a worker-address connect). */
         Builder peerErrorHandling(boolean on) {
             peerErrorHandling = on;
+            return this;
+        }
+
+        /** Endpoints (to worker addresses) without an error callback, which lets the workers make critical calls. */
+        Builder withoutErrorCallbacks() {
+            errorCallbacks = false;
             return this;
         }
 
@@ -151,8 +161,11 @@ final class TwoWorkers implements AutoCloseable {
     }
 
     private UcpEndpoint connect(UcpWorker from, UcpWorker to) {
-        return peerErrorHandling == null ? from.connect(to.address())
-                : from.connect(UcpEndpoint.Params.worker(to.address()).peerErrorHandling(peerErrorHandling));
+        if (peerErrorHandling == null && errorCallbacks) {
+            return from.connect(to.address());
+        }
+        UcpEndpoint.Params p = UcpEndpoint.Params.worker(to.address()).errorCallback(errorCallbacks);
+        return from.connect(peerErrorHandling == null ? p : p.peerErrorHandling(peerErrorHandling));
     }
 
     /** An endpoint from {@code w} to b's {@link #listener}, with the given error handler (or none). */

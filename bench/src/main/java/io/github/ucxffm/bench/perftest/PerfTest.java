@@ -57,7 +57,6 @@ public final class PerfTest extends PerfRunner {
     private final MemorySegment controlIn;
     private final MemorySegment controlOut;
     private final byte[] controlBytes = new byte[Handshake.MAX_MESSAGE];
-    private volatile UcxException failure;
 
     private UcpEndpoint endpoint;
     private UcpMemory sendMemory;
@@ -148,7 +147,9 @@ public final class PerfTest extends PerfRunner {
                 LockSupport.parkNanos(50_000);
             }
         }
-        endpoint = request.accept(this::onError, false);
+        // as ucx_perftest's: no peer error handling and no error callback, so that nothing can call back into Java
+        // during the measured calls and the worker makes them critical (UcpWorker, "Critical calls")
+        endpoint = worker.connect(request.endpointParams().peerErrorHandling(false).errorCallback(false));
         InetSocketAddress client = request.clientAddress();
         out.println("Accepted connection from " + (client == null ? "?" : client.getHostString() + ":"
                 + client.getPort()));
@@ -173,7 +174,7 @@ public final class PerfTest extends PerfRunner {
     protected void client(PerfParams p) throws Exception {
         params = p;
         endpoint = worker.connect(UcpEndpoint.Params.socket(new InetSocketAddress(p.host(), p.port()))
-                .peerErrorHandling(false).onError(this::onError));
+                .peerErrorHandling(false).errorCallback(false));
         prepare();
         boolean putLat = p.test() == PerfTestType.UCP_PUT_LAT;
         byte[] packed = putLat ? recvMemory.packRemoteKey() : new byte[0];
@@ -190,10 +191,6 @@ public final class PerfTest extends PerfRunner {
         report.printFinal();
         printRunNotes();
         err.println(RUNNER + ": transports: " + String.join(",", endpoint.transports()));
-    }
-
-    private void onError(UcxException e) {
-        failure = e;
     }
 
     /** Allocates the buffers and the state of the test in {@link #params}. */
@@ -246,16 +243,21 @@ public final class PerfTest extends PerfRunner {
         return n;
     }
 
+    /** Polls a control operation; the endpoint has no error callback, so a failed connection shows up here. */
+    private boolean polled(long token, String what) {
+        try {
+            return worker.poll(token);
+        } catch (UcxException e) {
+            throw new IllegalStateException("the connection failed while " + what, e);
+        }
+    }
+
     private void awaitControl(long token, Duration timeout, String what) {
         long deadline = timeout == null ? Long.MAX_VALUE : System.nanoTime() + timeout.toNanos();
         boolean quiet = waitsQuietly();
-        while (!worker.poll(token)) {
+        while (!polled(token, what)) {
             if (worker.progress() != 0) {
                 continue;
-            }
-            UcxException f = failure;
-            if (f != null) {
-                throw new IllegalStateException("the connection failed while " + what, f);
             }
             if (timeout != null && System.nanoTime() - deadline > 0) {
                 worker.cancel(token);
