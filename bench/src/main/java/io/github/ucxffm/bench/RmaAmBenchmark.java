@@ -8,6 +8,7 @@ import io.github.ucxffm.UcpRemoteKey;
 import io.github.ucxffm.UcpWorker;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -25,6 +26,13 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  */
 @State(Scope.Thread)
 public class RmaAmBenchmark extends BenchmarkBase {
+
+    /**
+     * Whether the endpoint has an error callback (every endpoint has, unless told otherwise). Without one the
+     * sending worker has nothing UCX could call back, and makes its calls critical (see {@code UcpWorker}).
+     */
+    @Param({"true", "false"})
+    public boolean errorCallback;
 
     private static final int AM_ID = 3;
 
@@ -49,7 +57,7 @@ public class RmaAmBenchmark extends BenchmarkBase {
         // no peer error handling, as ucx_perftest: UCX 1.13 then uses shared memory between the workers (with it,
         // tcp over loopback)
         endpoint = sender.connect(UcpEndpoint.Params.worker(receiver.address())
-                .peerErrorHandling(false));
+                .peerErrorHandling(false).errorCallback(errorCallback));
         region = context.allocate(4096);
         rkey = endpoint.unpackRemoteKey(region.packRemoteKey());
         remote = region.address();

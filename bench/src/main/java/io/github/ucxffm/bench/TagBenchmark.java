@@ -5,6 +5,7 @@ import io.github.ucxffm.UcpEndpoint;
 import io.github.ucxffm.UcpWorker;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
@@ -19,6 +20,13 @@ import java.lang.foreign.MemorySegment;
  */
 @State(Scope.Thread)
 public class TagBenchmark extends BenchmarkBase {
+
+    /**
+     * Whether the endpoint has an error callback (every endpoint has, unless told otherwise). Without one the
+     * sending worker has nothing UCX could call back, and makes its calls critical (see {@code UcpWorker}).
+     */
+    @Param({"true", "false"})
+    public boolean errorCallback;
 
     private UcpContext context;
     private UcpWorker sender;
@@ -40,7 +48,7 @@ public class TagBenchmark extends BenchmarkBase {
         // no peer error handling, as ucx_perftest: UCX 1.13 then uses shared memory between the workers (with it,
         // tcp over loopback)
         endpoint = sender.connect(UcpEndpoint.Params.worker(receiver.address())
-                .peerErrorHandling(false));
+                .peerErrorHandling(false).errorCallback(errorCallback));
         arena = Arena.ofConfined();
         out = arena.allocate(8);
         in = arena.allocate(8);
