@@ -131,10 +131,11 @@ public abstract class PerfRunner implements AutoCloseable {
          * @param out        where the table goes
          * @param err        where messages go
          * @param transports {@code UCX_TLS}, or {@code null}
+         * @param params     this side's command line (a server learns the test later)
          * @return the runner
          * @throws Exception if the binding cannot start
          */
-        PerfRunner create(PrintStream out, PrintStream err, String transports) throws Exception;
+        PerfRunner create(PrintStream out, PrintStream err, String transports, PerfParams params) throws Exception;
     }
 
     /**
@@ -145,19 +146,18 @@ public abstract class PerfRunner implements AutoCloseable {
      * @param out     where the table goes
      * @param err     where messages go
      * @param args    {@code ucx_perftest}-style options and an optional server host
-     * @param check   throws {@link UnsupportedOperationException} for a test the runner cannot run
+     * @param check   throws {@link UnsupportedOperationException} for a command line the runner cannot run (on the
+     *                server, called again with the client's test)
      * @param extra   lines added to the usage text
      * @param factory creates the runner
      * @return the exit status: 0 on success, 1 on failure or bad usage
      */
     public static int run(String runner, PrintStream out, PrintStream err, String[] args,
-                          Consumer<PerfTestType> check, String extra, Factory factory) {
+                          Consumer<PerfParams> check, String extra, Factory factory) {
         PerfParams p;
         try {
             p = PerfParams.parse(runner, args);
-            if (p.test() != null) {
-                check.accept(p.test());
-            }
+            check.accept(p);
         } catch (PerfParams.HelpRequested h) {
             out.print(PerfParams.usage(runner));
             out.print(extra);
@@ -170,7 +170,7 @@ public abstract class PerfRunner implements AutoCloseable {
             return 1;
         }
         String tls = p.ucxTransports(System.getenv("UCX_TLS"));
-        try (PerfRunner t = factory.create(out, err, tls)) {
+        try (PerfRunner t = factory.create(out, err, tls, p)) {
             if (p.isServer()) {
                 t.serve(p);
             } else {
@@ -305,6 +305,7 @@ public abstract class PerfRunner implements AutoCloseable {
             warmupLine = String.format(Locale.ROOT, "%s: warm-up: %d round%s of %d iterations, %.0f ms",
                     runner, rounds, rounds == 1 ? "" : "s", warmup, (System.nanoTime() - start) / 1e6);
         }
+        beforeMeasuredRun();
         barrier(1, 0, false);
         long allocatedBefore = PerfReport.allocatedBytes();
         report.begin(System.nanoTime());
@@ -313,6 +314,16 @@ public abstract class PerfRunner implements AutoCloseable {
         long allocated = allocatedBefore < 0 ? -1 : PerfReport.allocatedBytes() - allocatedBefore;
         barrier(2, 0, false);
         allocationLine = PerfReport.allocationLine(runner, allocated, params.iterations());
+    }
+
+    /**
+     * Called on each side after the warm-up, before the barrier that starts the measured run: where the threads of
+     * a process ({@code -T}) wait for each other, so that they start measuring together, as {@code ucx_perftest}'s
+     * threads do. Nothing by default.
+     *
+     * @throws Exception on failure
+     */
+    protected void beforeMeasuredRun() throws Exception {
     }
 
     /**
@@ -343,6 +354,7 @@ public abstract class PerfRunner implements AutoCloseable {
                 more = anotherWarmupRound(barrier(WARMUP_BARRIER, mine, true), mine);
             }
         }
+        beforeMeasuredRun();
         barrier(1, 0, true);
         serverLoop(params.iterations());
         barrier(2, 0, true);
