@@ -572,8 +572,9 @@ public final class Compare {
         PerfFinal result = null;
         long warmupDone = 0;
         int port = freePort();
-        // -E sleep goes to both sides: the Java servers create their context, which needs the wakeup feature for
-        // sleeping, before the client tells them the test (ucx_perftest's server takes it from the client)
+        // -E sleep and -T go to both sides: the Java servers create their context, which needs the wakeup feature for
+        // sleeping and shared workers for threads, before the client tells them the test (ucx_perftest's server
+        // takes both from the client and ignores its own)
         List<String> serverArgs = new ArrayList<>(List.of("-p", Integer.toString(port)));
         long warmup = (job.iterations() + 9) / 10;
         List<String> clientArgs = new ArrayList<>(List.of("127.0.0.1", "-p", Integer.toString(port), "-t",
@@ -584,6 +585,8 @@ public final class Compare {
             clientArgs.addAll(List.of("-E", "sleep"));
         }
         if (cell.threads() > 1) {
+            // to the server too: the Java servers' context must allow a worker per thread before the client connects
+            serverArgs.addAll(List.of("-T", Integer.toString(cell.threads())));
             clientArgs.addAll(List.of("-T", Integer.toString(cell.threads())));
         }
         List<String> serverCommand = command(job.impl(), ffmJar, jucxJar, serverArgs);
