@@ -5,6 +5,7 @@ import io.github.ucxffm.bench.compare.CompareResults.Impl;
 import io.github.ucxffm.bench.compare.CompareResults.Run;
 import io.github.ucxffm.bench.compare.CompareResults.Section;
 import io.github.ucxffm.bench.perftest.PerfFinal;
+import io.github.ucxffm.bench.perftest.PerfRunner;
 import io.github.ucxffm.bench.perftest.PerfTestType;
 
 import java.io.IOException;
@@ -633,12 +634,29 @@ public final class Compare {
         // (the JVM's start, context creation) is taken off
         double cpu = error == null && mark.marked ? ProcessCpu.reapedChildrenSeconds() - reapedBefore
                 - mark.serverAtMark - mark.clientAtMark : Double.NaN;
+        double loopCpu = error == null ? loopCpu(serverLog) + loopCpu(clientLog) : Double.NaN;
         if (error == null && !options.keepLogs()) {
             Files.deleteIfExists(serverLog);
             Files.deleteIfExists(clientLog);
         }
         return new Run(job.impl(), cell, job.repetition(), job.iterations(), result, error,
-                (System.nanoTime() - t0) / 1e9, job.rank(), cpu, warmupDone);
+                (System.nanoTime() - t0) / 1e9, job.rank(), cpu, warmupDone, loopCpu);
+    }
+
+    /** The CPU time of its measured loop a Java runner printed ({@link PerfRunner#CPU_LINE}); NaN if none. */
+    static double loopCpu(Path log) {
+        try {
+            for (String line : Files.readAllLines(log, StandardCharsets.UTF_8)) {
+                int at = line.indexOf(PerfRunner.CPU_LINE);
+                if (at >= 0) {
+                    String v = line.substring(at + PerfRunner.CPU_LINE.length()).replace(" s", "").trim();
+                    return Double.parseDouble(v);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // no log, or not such a line
+        }
+        return Double.NaN;
     }
 
     /** The client's warm-up line of the Java runners: rounds of iterations. */

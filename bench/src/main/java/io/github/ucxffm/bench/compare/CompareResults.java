@@ -120,6 +120,8 @@ public final class CompareResults {
         P999("p99.9 us", 99.9, true),
         /** CPU seconds of both processes per million iterations (warm-up included, start-up excluded). */
         CPU("cpu s/M", Double.NaN, true),
+        /** CPU seconds of both processes per million iterations of the measured loop ({@link Run#loopCpuPerMillion}). */
+        LOOP_CPU("loop cpu/M", Double.NaN, true),
         /** The overall message rate (for several threads, the sum of the threads'). */
         RATE("msg/s", Double.NaN, false);
 
@@ -166,6 +168,7 @@ public final class CompareResults {
             return switch (this) {
                 case AVG -> f.overallMicros();
                 case CPU -> r.cpuPerMillion();
+                case LOOP_CPU -> r.loopCpuPerMillion();
                 case RATE -> f.rateOverall();
                 default -> throw new IllegalStateException(name());
             };
@@ -198,9 +201,30 @@ public final class CompareResults {
      *                   {@link Double#NaN} if not measured
      * @param warmup     the warm-up iterations the client made (they count with the measured ones for the CPU per
      *                   iteration)
+     * @param loopCpuSeconds CPU time of server and client in their measured loops, as the Java runners report it,
+     *                   or {@link Double#NaN} ({@code ucx_perftest} does not report it)
      */
     public record Run(Impl impl, Cell cell, int repetition, long iterations, PerfFinal result, String error,
-                      double seconds, double rank, double cpuSeconds, long warmup) {
+                      double seconds, double rank, double cpuSeconds, long warmup, double loopCpuSeconds) {
+
+        /**
+         * A run without the measured loop's CPU time.
+         *
+         * @param impl       the implementation
+         * @param cell       the cell
+         * @param repetition 1, 2, 3...
+         * @param iterations the iterations asked for
+         * @param result     the parsed {@code Final:} line, or {@code null} if the run failed
+         * @param error      why it failed, or {@code null}
+         * @param seconds    wall time of the run, processes included
+         * @param rank       {@code -R}
+         * @param cpuSeconds CPU time of both processes from their connection to their exit
+         * @param warmup     the client's warm-up iterations
+         */
+        public Run(Impl impl, Cell cell, int repetition, long iterations, PerfFinal result, String error,
+                   double seconds, double rank, double cpuSeconds, long warmup) {
+            this(impl, cell, repetition, iterations, result, error, seconds, rank, cpuSeconds, warmup, Double.NaN);
+        }
 
         /**
          * A run made with {@code -R 50}, without CPU time.
@@ -215,7 +239,23 @@ public final class CompareResults {
          */
         public Run(Impl impl, Cell cell, int repetition, long iterations, PerfFinal result, String error,
                    double seconds) {
-            this(impl, cell, repetition, iterations, result, error, seconds, 50.0, Double.NaN, 0);
+            this(impl, cell, repetition, iterations, result, error, seconds, 50.0, Double.NaN, 0, Double.NaN);
+        }
+
+        /**
+         * CPU seconds of both processes per million iterations of their measured loops, where the runners report
+         * it (the Java runners); for {@code ucx_perftest}, which does not, {@link #cpuPerMillion()}: a C program
+         * without a JIT compiler spends from connection to exit what its loop costs per iteration, over its
+         * warm-up's tenth too.
+         *
+         * @return the value, or {@link Double#NaN} if unknown
+         */
+        public double loopCpuPerMillion() {
+            if (Double.isNaN(loopCpuSeconds)) {
+                return impl == Impl.NATIVE ? cpuPerMillion() : Double.NaN;
+            }
+            long n = result != null ? result.iterations() : iterations;
+            return n > 0 ? loopCpuSeconds / n * 1e6 : Double.NaN;
         }
 
         /**
@@ -487,12 +527,12 @@ public final class CompareResults {
     public static List<Stat> statsOf(Cell cell) {
         return switch (cell.section()) {
             case MAIN -> isLatency(cell.test()) ? List.of(Stat.AVG, Stat.P99, Stat.P999) : List.of(Stat.AVG);
-            case WAKEUP -> List.of(Stat.P50, Stat.AVG, Stat.CPU);
+            case WAKEUP -> List.of(Stat.P50, Stat.AVG, Stat.CPU, Stat.LOOP_CPU);
             case THREADS -> List.of(Stat.RATE, Stat.AVG);
         };
     }
 
-    private static final String STATS_FORMAT = "%-9s %-12s %8s %-6s %-9s %10s %10s %10s %11s %9s%n";
+    private static final String STATS_FORMAT = "%-9s %-12s %8s %-6s %-10s %10s %10s %10s %11s %9s%n";
 
     /**
      * A secondary table: one row per cell of the section and statistic of {@link #statsOf}, with the medians of the
@@ -546,7 +586,9 @@ public final class CompareResults {
             b.append("\nWaiting: poll (-E poll, progress in a loop) against sleep (-E sleep, ucp_worker_wait when\n")
                     .append("progress finds nothing). cpu s/M: CPU seconds of server and client together (utime +\n")
                     .append("stime from /proc) per million iterations, from their connection to their exit, warm-up\n")
-                    .append("included; two spinning processes cost about 2 s per second of run.\n\n")
+                    .append("included (the JVM's compilers work during warm-up); loop cpu/M: the same over the measured\n")
+                    .append("loop only, as the Java runners report it (native: its cpu s/M, a C program's warm-up costing\n")
+                    .append("what its loop does). Two spinning processes cost about 2 s per second of run.\n\n")
                     .append(wakeup);
         }
         String threads = statsTable(Section.THREADS);
@@ -609,7 +651,7 @@ public final class CompareResults {
     /** The header of {@link #runsCsv()}. */
     public static final String RUNS_HEADER = "impl,transport,test,size,section,mode,rank,repetition,iterations_asked,ok,"
             + "iterations,percentile_us,avg_us,overall_us,bw_avg_mbs,bw_overall_mbs,msgrate_avg,msgrate_overall,"
-            + "seconds,warmup,cpu_s,cpu_s_per_million,error";
+            + "seconds,warmup,cpu_s,cpu_s_per_million,loop_cpu_s,error";
 
     /**
      * Every run as CSV.
@@ -636,6 +678,7 @@ public final class CompareResults {
             }
             b.append(num(r.seconds())).append(',').append(r.warmup()).append(',').append(num(r.cpuSeconds()))
                     .append(',').append(r.ok() ? num(r.cpuPerMillion()) : "").append(',')
+                    .append(num(r.loopCpuSeconds())).append(',')
                     .append(r.error() == null ? "" : csvText(r.error())).append('\n');
         }
         return b.toString();

@@ -307,14 +307,56 @@ public abstract class PerfRunner implements AutoCloseable {
         }
         beforeMeasuredRun();
         barrier(1, 0, false);
+        double cpuBefore = processCpuSeconds();
         long allocatedBefore = PerfReport.allocatedBytes();
         report.begin(System.nanoTime());
         clientLoop(params.iterations(), report);
         report.finish(System.nanoTime());
         long allocated = allocatedBefore < 0 ? -1 : PerfReport.allocatedBytes() - allocatedBefore;
         barrier(2, 0, false);
+        cpuLine = cpuLine(processCpuSeconds() - cpuBefore);
         allocationLine = PerfReport.allocationLine(runner, allocated, params.iterations());
     }
+
+    /** The prefix of the line that gives the CPU time of the measured loop ({@link #cpuLine}). */
+    public static final String CPU_LINE = "CPU time of this process in the measured loop: ";
+
+    /**
+     * CPU seconds this process has used so far, all its threads (the JIT compiler's and the collector's too).
+     *
+     * @return seconds, or {@link Double#NaN} where the JVM does not tell
+     */
+    static double processCpuSeconds() {
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+            long n = os.getProcessCpuTime();
+            return n < 0 ? Double.NaN : n / 1e9;
+        }
+        return Double.NaN;
+    }
+
+    /**
+     * The line, for the message stream, with the CPU time this process spent from the barrier before the measured
+     * loop to the one after it; {@code null} when a thread after the first of a {@code -T} run asks (the process's
+     * time is reported once) or the time is unknown.
+     */
+    private String cpuLine(double seconds) {
+        if (!reportsProcessCpu() || Double.isNaN(seconds)) {
+            return null;
+        }
+        return String.format(Locale.ROOT, "%s: %s%.4f s", runner, CPU_LINE, seconds);
+    }
+
+    /**
+     * Whether this runner reports its process's CPU time: the first thread of a process does.
+     *
+     * @return {@code true} by default
+     */
+    protected boolean reportsProcessCpu() {
+        return true;
+    }
+
+    /** The CPU line of the measured loop, set after the run. */
+    private String cpuLine;
 
     /**
      * Called on each side after the warm-up, before the barrier that starts the measured run: where the threads of
@@ -336,6 +378,9 @@ public abstract class PerfRunner implements AutoCloseable {
         if (allocationLine != null) {
             err.println(allocationLine);
         }
+        if (cpuLine != null) {
+            err.println(cpuLine);
+        }
     }
 
     /**
@@ -356,8 +401,13 @@ public abstract class PerfRunner implements AutoCloseable {
         }
         beforeMeasuredRun();
         barrier(1, 0, true);
+        double cpuBefore = processCpuSeconds();
         serverLoop(params.iterations());
         barrier(2, 0, true);
+        String line = cpuLine(processCpuSeconds() - cpuBefore);
+        if (line != null) {
+            err.println(line);
+        }
     }
 
     /**

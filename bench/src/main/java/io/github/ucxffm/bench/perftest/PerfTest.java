@@ -327,6 +327,11 @@ public final class PerfTest extends PerfRunner {
     }
 
     @Override
+    protected boolean reportsProcessCpu() {
+        return thread == 0;
+    }
+
+    @Override
     protected void beforeMeasuredRun() throws Exception {
         if (threads != null) {
             threads.startTogether();

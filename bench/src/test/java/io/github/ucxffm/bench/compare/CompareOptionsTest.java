@@ -137,4 +137,20 @@ class CompareOptionsTest {
         assertTrue(ProcessCpu.seconds(ProcessHandle.current().pid()) > 0);
         assertEquals(Double.NaN, ProcessCpu.seconds(-1));
     }
+
+    @Test
+    void shouldReadTheMeasuredLoopsCpuTimeARunnerPrinted(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        java.nio.file.Path log = dir.resolve("server.log");
+        java.nio.file.Files.writeString(log, "Waiting for connection...\nucx-ffm perftest: "
+                + io.github.ucxffm.bench.perftest.PerfRunner.CPU_LINE + "0.1250 s\n");
+        assertEquals(0.125, Compare.loopCpu(log), 1e-12);
+        java.nio.file.Files.writeString(log, "Final: 1 1 1 1 1 1 1 1\n");
+        assertTrue(Double.isNaN(Compare.loopCpu(log)));
+        assertTrue(Double.isNaN(Compare.loopCpu(dir.resolve("none.log"))));
+        // the warm-up a Java client printed, or what ucx_perftest runs
+        assertEquals(30_000, Compare.warmupDone("x: warm-up: 3 rounds of 10000 iterations, 400 ms", Impl.FFM, 7));
+        assertEquals(7, Compare.warmupDone("no such line", Impl.JUCX, 7));
+        assertEquals(7, Compare.warmupDone("x: warm-up: 3 rounds of 10000 iterations", Impl.NATIVE, 7));
+    }
 }

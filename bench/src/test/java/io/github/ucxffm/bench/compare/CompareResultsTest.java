@@ -196,13 +196,18 @@ class CompareResultsTest {
         Cell sleep = new Cell("tcp", PerfTestType.TAG_LAT, 8, CompareResults.Section.WAKEUP, true, 1);
         // 90,000 measured + 10,000 warm-up iterations: 4 s of CPU is 40 s per million
         r.add(new Run(Impl.NATIVE, poll, 1, 90_000, wake(4, 5), null, 1, 50.0, 4.0, 10_000));
-        r.add(new Run(Impl.FFM, poll, 1, 90_000, wake(4.2, 5), null, 1, 50.0, 5.0, 10_000));
+        // the Java runner's measured loops took 0.9 s of the 5: 10 s per million measured iterations
+        r.add(new Run(Impl.FFM, poll, 1, 90_000, wake(4.2, 5), null, 1, 50.0, 5.0, 10_000, 0.9));
         r.add(new Run(Impl.NATIVE, sleep, 1, 90_000, wake(9, 10), null, 1, 50.0, 0.5, 10_000));
         r.add(new Run(Impl.FFM, sleep, 1, 90_000, wake(11, 12), null, 1, 50.0, 1.0, 10_000));
         r.add(new Run(Impl.JUCX, sleep, 1, 90_000, wake(12, 13), null, 1, 50.0, Double.NaN, 10_000));
         assertEquals(40.0, r.median(poll, Impl.NATIVE, CompareResults.Stat.CPU).getAsDouble(), 1e-9);
         assertEquals(10.0, r.median(sleep, Impl.FFM, CompareResults.Stat.CPU).getAsDouble(), 1e-9);
         assertTrue(r.median(sleep, Impl.JUCX, CompareResults.Stat.CPU).isEmpty(), "unknown CPU is no number");
+        assertEquals(10.0, r.median(poll, Impl.FFM, CompareResults.Stat.LOOP_CPU).getAsDouble(), 1e-9);
+        // ucx_perftest reports no loop CPU: its whole run's stands in
+        assertEquals(40.0, r.median(poll, Impl.NATIVE, CompareResults.Stat.LOOP_CPU).getAsDouble(), 1e-9);
+        assertTrue(r.median(sleep, Impl.FFM, CompareResults.Stat.LOOP_CPU).isEmpty());
         Cell one = new Cell("shm", PerfTestType.TAG_BW, 8, CompareResults.Section.THREADS, false, 1);
         Cell two = new Cell("shm", PerfTestType.TAG_BW, 8, CompareResults.Section.THREADS, false, 2);
         r.add(new Run(Impl.NATIVE, one, 1, 1000, bandwidth(10), null, 1));

@@ -34,6 +34,8 @@ class PerfTestRunTest {
         assertEquals(iterations, f.iterations(), all);
         assertTrue(f.percentileMicros() > 0 && f.overallMicros() > 0, all);
         assertTrue(f.bandwidthOverall() > 0 && f.rateOverall() > 0, all);
+        // both sides report the CPU time of their measured loop, which bench compare reads
+        assertTrue(o[0].output().contains(PerfRunner.CPU_LINE) && o[1].output().contains(PerfRunner.CPU_LINE), all);
         return f;
     }
 
