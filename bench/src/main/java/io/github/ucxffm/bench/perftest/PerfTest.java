@@ -47,6 +47,13 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * Message buffers and the remotely accessed region are allocated and registered by UCX, as {@code ucx_perftest}'s
  * are. The runner's own loops allocate nothing; what the library allocates during the measured loop is printed after
  * the {@code Final:} line (a kept rendezvous active message is an object; the other paths allocate nothing).
+ * <p>
+ * {@code -E sleep} waits as {@code ucx_perftest -E sleep} does: a progress call that found nothing to do is followed by
+ * {@link UcpWorker#waitForEvents()} ({@code ucp_worker_wait}). {@code -T N} runs a worker and endpoint per platform
+ * thread on one context with shared workers, each connected to the peer's thread of the same number (the server's
+ * first thread tells the client the ports its other threads listen on), and prints {@code ucx_perftest}'s aggregate
+ * final row. A server must be given {@code -E sleep} and {@code -T N} itself, since its context is made before the
+ * client connects.
  */
 public final class PerfTest extends PerfRunner {
 
