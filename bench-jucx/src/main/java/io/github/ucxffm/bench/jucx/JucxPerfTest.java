@@ -98,16 +98,24 @@ public final class JucxPerfTest extends PerfRunner {
     private UcpAmData[] amKept = new UcpAmData[64];
     private int amKeptCount;
     private long sequence;
+    /** Whether the context has the wakeup feature ({@code -E sleep} on this side's command line). */
+    private final boolean sleepable;
+    /** {@code -E sleep}: block in {@code ucp_worker_wait} when a progress call found nothing to do. */
+    private boolean sleep;
 
-    private JucxPerfTest(PrintStream out, PrintStream err, String transports) {
+    private JucxPerfTest(PrintStream out, PrintStream err, String transports, PerfParams command) {
         super(RUNNER, out, err);
         // The same features as the ucx-ffm runner, atomics included, so that UCX configures both alike.
         UcpParams p = new UcpParams().requestTagFeature().requestStreamFeature().requestAmFeature()
                 .requestRmaFeature().requestAtomic32BitFeature().requestAtomic64BitFeature();
+        if (command.sleep()) {
+            p.requestWakeupFeature(); // -E sleep: ucp_worker_wait needs it, and the server's context is made first
+        }
         if (transports != null) {
             p.setConfig("TLS", transports);
         }
         this.context = new UcpContext(p);
+        this.sleepable = command.sleep();
         this.worker = context.newWorker(new UcpWorkerParams());
         this.controlMemory = context.memoryMap(new UcpMemMapParams().allocate()
                 .setLength(2L * Handshake.MAX_MESSAGE));
@@ -138,7 +146,19 @@ public final class JucxPerfTest extends PerfRunner {
                 + "  ucp_swap, ucp_cswap, tag_sync_lat and tag_sync_bw do not run here.\n", JucxPerfTest::new);
     }
 
-    private static void checkSupported(PerfTestType test) {
+    private static void checkSupported(PerfParams p) {
+        if (p.threads() > 1) {
+            throw new UnsupportedOperationException("-T " + p.threads() + " is not supported by " + RUNNER
+                    + ": it runs one thread, one worker");
+        }
+        PerfTestType test = p.test();
+        if (test == null) {
+            return;
+        }
+        if (p.sleep() && test.operation().isOneSided()) {
+            throw new UnsupportedOperationException("-E sleep is for tag, stream and active-message tests: a "
+                    + "one-sided operation raises no event at its target, whose side would sleep for ever");
+        }
         if (test.operation().isAtomic()) {
             throw new UnsupportedOperationException(test.testName() + " needs remote atomic operations, which JUCX "
                     + "1.15 does not offer (its UcpEndpoint has put, get, tag, stream and active messages only)");
@@ -173,8 +193,12 @@ public final class JucxPerfTest extends PerfRunner {
         listener.close();
         int n = receiveControl(true);
         Handshake.Request r = Handshake.parseRequest(controlBytes, n);
-        checkSupported(r.test());
+        if (r.sleep() && !sleepable) {
+            throw new PerfParams.UsageException("the client asks for -E sleep: start the server with -E sleep too "
+                    + "(its context needs UCP's wakeup feature, and it is made before the client connects)");
+        }
         params = p.withRequest(r);
+        checkSupported(params);
         prepare();
         if (r.rkey().length > 0) {
             rkey = endpoint.unpackRemoteKey(direct(r.rkey()));
@@ -226,6 +250,7 @@ public final class JucxPerfTest extends PerfRunner {
         size = params.size();
         window = params.effectiveWindow();
         operation = params.test().operation();
+        sleep = params.sleep();
         long length = Math.max(size, 64);
         sendMemory = context.memoryMap(new UcpMemMapParams().allocate().setLength(length));
         recvMemory = context.memoryMap(new UcpMemMapParams().allocate().setLength(length));
@@ -278,7 +303,9 @@ public final class JucxPerfTest extends PerfRunner {
         boolean quiet = waitsQuietly();
         while (!r.isCompleted()) {
             if (worker.progress() == 0) {
-                if (quiet) {
+                if (sleep && !bounded) {
+                    worker.waitForEvents();
+                } else if (quiet) {
                     LockSupport.parkNanos(QUIET_PARK_NANOS);
                 }
                 String f = failure;
@@ -440,9 +467,16 @@ public final class JucxPerfTest extends PerfRunner {
 
     private void await(UcpRequest r) throws Exception {
         while (!r.isCompleted()) {
-            worker.progress();
+            progressOrSleep();
         }
         check(r);
+    }
+
+    /** One progress call; with {@code -E sleep}, followed by {@code ucp_worker_wait} when it found nothing to do. */
+    private void progressOrSleep() throws Exception {
+        if (worker.progress() == 0 && sleep) {
+            worker.waitForEvents();
+        }
     }
 
     private void push(UcpRequest r) {
@@ -459,7 +493,7 @@ public final class JucxPerfTest extends PerfRunner {
                 head = (head + 1) & ringMask;
                 outstanding--;
             } else {
-                worker.progress();
+                progressOrSleep();
             }
         }
     }
@@ -486,7 +520,7 @@ public final class JucxPerfTest extends PerfRunner {
 
     private void awaitActiveMessages(long expected) throws Exception {
         while (amArrived < expected || amReceiveCount > 0 || amKeptCount > 0) {
-            worker.progress();
+            progressOrSleep();
             for (int i = 0; i < amKeptCount; i++) {
                 if (amReceiveCount == amReceives.length) {
                     amReceives = Arrays.copyOf(amReceives, amReceives.length * 2);

@@ -58,14 +58,17 @@ class CompareQuickIT {
         assertTrue(subcommands.contains("compare [OPTIONS]") && subcommands.contains("jmh [JMH ARGS]"), subcommands);
         // as a user runs it, through the launcher (which builds nothing here: the jars are this build's)
         ChildProcess p = mark.on(ChildProcess.command("bash", root.resolve("ucx-ffm").toString(), "bench",
-                        "compare", "--quick", "--sizes", "8,64k", "--iterations", "2000", "--out", out.toString()))
+                        "compare", "--quick", "--sizes", "8,64k", "--iterations", "2000", "--ranks", "50",
+                        "--sections", "main", "--out", out.toString()))
                 .directory(root).name("compare")
                 .env("UCXFFM_SKIP_BUILD", "1")
                 .env("JAVA_HOME", System.getProperty("java.home"))
                 .run(Duration.ofSeconds(200));
         String text = p.output();
         assertEquals(0, p.exitCode(), text);
-        List<String> rows = text.lines().filter(l -> l.matches("(shm|tcp)\\s+tag_(lat|bw)\\s+.*")).toList();
+        // the main table's rows (the averages table under it has a mode column, '-', before its statistic)
+        List<String> rows = text.lines().filter(l -> l.matches("(shm|tcp)\\s+tag_(lat|bw)\\s+\\d+ [KM]?i?B\\s+"
+                + "(p50 us|MB/s)\\s+.*")).toList();
         assertEquals(8, rows.size(), text);
         for (String row : rows) {
             String[] f = row.trim().split("\\s+");
@@ -79,7 +82,7 @@ class CompareQuickIT {
         try (Stream<Path> s = Files.list(out)) {
             dir = s.filter(d -> d.getFileName().toString().startsWith("compare-")).findFirst().orElseThrow();
         }
-        for (String name : List.of("runs.csv", "summary.csv", "table.txt", "environment.txt")) {
+        for (String name : List.of("runs.csv", "summary.csv", "stats.csv", "table.txt", "environment.txt")) {
             assertTrue(Files.size(dir.resolve(name)) > 0, name);
         }
         assertEquals(1 + 24, Files.readAllLines(dir.resolve("runs.csv")).size());

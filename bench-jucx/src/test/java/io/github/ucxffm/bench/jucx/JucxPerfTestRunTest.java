@@ -72,5 +72,20 @@ class JucxPerfTestRunTest {
         assertEquals(1, JucxPerfTest.run(o, e, "127.0.0.1", "-t", "tag_sync_lat"));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("synchronous tag sends"), err.toString());
         assertEquals(PerfTestType.values().length - 6, JucxPerfTest.SUPPORTED.size());
+        assertEquals(1, JucxPerfTest.run(o, e, "127.0.0.1", "-t", "tag_bw", "-T", "2"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("-T 2 is not supported"), err.toString());
+        assertEquals(1, JucxPerfTest.run(o, e, "-T", "2"), "a server is refused too");
+    }
+
+    @Test
+    void shouldSleepOnTheEventFdWithMinusESleep() throws Exception {
+        try (RunnerPair pair = new RunnerPair(MAIN, Map.of("UCX_TLS", "tcp"))) {
+            RunnerPair.Outcome[] o = pair.run(List.of("-E", "sleep"), List.of("-t", "tag_lat", "-n", "2000", "-w",
+                    "10", "-E", "sleep"), 60);
+            String all = "client:\n" + o[0].output() + "\nserver:\n" + o[1].output();
+            assertEquals(0, o[0].exit(), all);
+            assertEquals(0, o[1].exit(), all);
+            assertEquals(2000, PerfFinal.lastIn(o[0].output()).orElseThrow(() -> new AssertionError(all)).iterations());
+        }
     }
 }

@@ -3,7 +3,9 @@ package io.github.ucxffm.bench.compare;
 import io.github.ucxffm.bench.compare.CompareResults.Cell;
 import io.github.ucxffm.bench.compare.CompareResults.Impl;
 import io.github.ucxffm.bench.compare.CompareResults.Run;
+import io.github.ucxffm.bench.compare.CompareResults.Section;
 import io.github.ucxffm.bench.perftest.PerfFinal;
+import io.github.ucxffm.bench.perftest.PerfRunner;
 import io.github.ucxffm.bench.perftest.PerfTestType;
 
 import java.io.IOException;
@@ -25,6 +27,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
@@ -62,10 +66,15 @@ public final class Compare {
      * @param nativeCmd   the {@code ucx_perftest} command
      * @param keepLogs    keep the output of successful runs too
      * @param retries     how many times a failed run is tried again (a connection the loaded machine let time out)
+     * @param ranks       the percentile ranks each latency cell runs with ({@code -R}), one run per rank; 50 first
+     * @param sections    the parts of the comparison to run
      */
     record Options(int repetitions, List<Long> sizes, List<PerfTestType> tests, List<String> transports,
                    List<Impl> impls, double scale, long iterations, Path out, int timeout, Path root,
-                   String nativeCmd, boolean keepLogs, int retries) {
+                   String nativeCmd, boolean keepLogs, int retries, List<Double> ranks, List<Section> sections) {
+
+        /** The percentile ranks of latency cells when none are given. */
+        static final List<Double> DEFAULT_RANKS = List.of(50.0, 99.0, 99.9);
 
         static Options parse(String... args) {
             int reps = 3;
@@ -82,6 +91,8 @@ public final class Compare {
             String nativeCmd = "ucx_perftest";
             boolean keepLogs = false;
             int retries = 1;
+            List<Double> ranks = DEFAULT_RANKS;
+            List<Section> sections = List.of(Section.MAIN, Section.WAKEUP, Section.THREADS);
             for (int i = 0; i < args.length; i++) {
                 String a = args[i];
                 if (a.equals("--quick")) {
@@ -137,6 +148,37 @@ public final class Compare {
                     case "--timeout" -> timeout = (int) positive(a, v);
                     case "--root" -> root = Path.of(v).toAbsolutePath().normalize();
                     case "--native" -> nativeCmd = v;
+                    case "--ranks" -> {
+                        List<Double> r = new ArrayList<>();
+                        r.add(50.0); // the main table's number
+                        for (String x : v.split(",")) {
+                            double d;
+                            try {
+                                d = Double.parseDouble(x.trim());
+                            } catch (NumberFormatException e) {
+                                throw new IllegalArgumentException("--ranks takes percentile ranks, not '" + x + "'");
+                            }
+                            if (!(d >= 0 && d <= 100)) {
+                                throw new IllegalArgumentException("--ranks takes ranks in [0, 100], not " + x);
+                            }
+                            if (r.stream().noneMatch(y -> CompareResults.sameRank(y, d))) {
+                                r.add(d);
+                            }
+                        }
+                        ranks = List.copyOf(r);
+                    }
+                    case "--sections" -> {
+                        List<Section> l = new ArrayList<>();
+                        for (String x : v.split(",")) {
+                            try {
+                                l.add(Section.valueOf(x.trim().toUpperCase(Locale.ROOT)));
+                            } catch (IllegalArgumentException e) {
+                                throw new IllegalArgumentException("--sections takes main, wakeup, threads, not '"
+                                        + x + "'");
+                            }
+                        }
+                        sections = List.copyOf(l);
+                    }
                     case "--retries" -> {
                         retries = Integer.parseInt(v);
                         if (retries < 0) {
@@ -150,7 +192,7 @@ public final class Compare {
                 out = root.resolve("bench").resolve("results");
             }
             return new Options(reps, sizes, tests, transports, impls, scale, iterations, out, timeout, root,
-                    nativeCmd, keepLogs, retries);
+                    nativeCmd, keepLogs, retries, ranks, sections);
         }
 
         private static long positive(String opt, String v) {
@@ -211,8 +253,8 @@ public final class Compare {
             usage: ./ucx-ffm bench compare [OPTIONS]
 
               Runs ucx_perftest (native), the ucx-ffm runner and the JUCX runner, server and client processes on
-              127.0.0.1, alternating them, and prints medians with ratios; writes runs.csv, summary.csv, table.txt
-              and compare.png under bench/results/compare-DATE/.
+              127.0.0.1, alternating them, and prints medians with ratios; writes runs.csv, summary.csv, stats.csv,
+              table.txt and compare.png under bench/results/compare-DATE/.
 
               --reps N           runs per implementation and cell (3)
               --sizes LIST       message sizes, e.g. 8,4k,64k,1m (8,4096,65536,1048576)
@@ -226,6 +268,10 @@ public final class Compare {
               --native CMD       the ucx_perftest command (ucx_perftest)
               --keep-logs        keep the output of successful runs (failed runs' output is always kept)
               --retries N        try a failed run again N times (1)
+              --ranks LIST       percentile ranks each latency cell runs with, one run per rank and
+                                 implementation (50,99,99.9); 50 is always run
+              --sections LIST    main (the sweep), wakeup (8-byte tag_lat polling and sleeping, with CPU
+                                 time), threads (8-byte tag_bw with 1 and 2 threads) (all three)
               --quick            one run each of tag_lat and tag_bw at 8 B and 64 KiB, few iterations
             """;
 
@@ -276,6 +322,22 @@ public final class Compare {
         System.exit(status);
     }
 
+    /** The progress line's number: the percentile asked for, or the message rate for threads, else the metric. */
+    private static String progressText(Job job, Run r) {
+        Cell c = job.cell();
+        PerfFinal f = r.result();
+        if (c.section() == Section.THREADS) {
+            return String.format(Locale.ROOT, "%.0f msg/s", f.rateOverall());
+        }
+        String text = CompareResults.isLatency(c.test())
+                ? String.format(Locale.ROOT, "%.3f p%s us, avg %.3f us", f.percentileMicros(),
+                        CompareResults.rankText(job.rank()), f.overallMicros())
+                : String.format(Locale.ROOT, "%.3f %s", CompareResults.metric(c.test(), f),
+                        CompareResults.metricLabel(c.test()));
+        return Double.isFinite(r.cpuSeconds()) ? text + String.format(Locale.ROOT, ", cpu %.2f s", r.cpuSeconds())
+                : text;
+    }
+
     private void killAll() {
         for (Process p : live) {
             p.descendants().forEach(ProcessHandle::destroyForcibly);
@@ -315,11 +377,10 @@ public final class Compare {
                 r = runOne(job, ffmJar, jucxJar, logs, n, attempt);
             }
             results.add(r);
-            String what = r.ok() ? String.format(Locale.ROOT, "%.3f %s", CompareResults.metric(job.cell().test(),
-                    r.result()), CompareResults.metricLabel(job.cell().test())) : "FAILED: " + r.error();
-            err.printf(Locale.ROOT, "[%d/%d] %-4s %-11s %7s %-8s #%d: %s (%.1f s)%n", n, jobs.size(),
+            String what = r.ok() ? progressText(job, r) : "FAILED: " + r.error();
+            err.printf(Locale.ROOT, "[%d/%d] %-4s %-11s %7s %-5s %-8s #%d: %s (%.1f s)%n", n, jobs.size(),
                     job.cell().transport(), job.cell().test().testName(), CompareResults.formatSize(job.cell().size()),
-                    job.impl().label(), job.repetition(), what, r.seconds());
+                    job.cell().mode(), job.impl().label(), job.repetition(), what, r.seconds());
         }
         double minutes = (System.nanoTime() - started) / 60e9;
         try (Stream<Path> left = Files.list(logs)) {
@@ -327,12 +388,16 @@ public final class Compare {
                 Files.delete(logs); // only failed runs keep their output
             }
         }
-        String table = results.table(options.repetitions());
+        if (options.sections().contains(Section.THREADS) && options.impls().contains(Impl.JUCX)) {
+            results.note(JUCX_THREADS);
+        }
+        String table = results.table(options.repetitions()) + results.secondaryTables();
         out.println();
         out.print(table);
         Files.writeString(dir.resolve("table.txt"), table, StandardCharsets.UTF_8);
         Files.writeString(dir.resolve("runs.csv"), results.runsCsv(), StandardCharsets.UTF_8);
         Files.writeString(dir.resolve("summary.csv"), results.summaryCsv(), StandardCharsets.UTF_8);
+        Files.writeString(dir.resolve("stats.csv"), results.statsCsv(), StandardCharsets.UTF_8);
         String after = String.format(Locale.ROOT, "finished after %.1f min; load average %s", minutes,
                 Environment.loadAverage());
         Files.writeString(dir.resolve("environment.txt"), environment + "\n" + after + "\n", StandardCharsets.UTF_8);
@@ -349,9 +414,24 @@ public final class Compare {
         return failed == 0 ? 0 : 2;
     }
 
-    /** One run to do. */
-    record Job(Impl impl, Cell cell, int repetition, long iterations) {
+    /**
+     * One run to do.
+     *
+     * @param impl       the implementation
+     * @param cell       the cell (with its waiting mode and threads)
+     * @param repetition 1, 2, 3...
+     * @param iterations {@code -n}
+     * @param rank       {@code -R}
+     */
+    record Job(Impl impl, Cell cell, int repetition, long iterations, double rank) {
+        Job(Impl impl, Cell cell, int repetition, long iterations) {
+            this(impl, cell, repetition, iterations, 50.0);
+        }
     }
+
+    /** Why JUCX sits out the threads section: its runner has no {@code -T}. */
+    static final String JUCX_THREADS = "jucx: no -T cells; the JUCX runner runs one thread (JUCX 1.15 could make a "
+            + "worker per thread, the runner does not do it yet)";
 
     /**
      * The runs, in order: repetition outermost, then transport, test, size, and the implementations alternating
@@ -363,20 +443,45 @@ public final class Compare {
     static List<Job> plan(Options options) {
         List<Job> jobs = new ArrayList<>();
         for (int rep = 1; rep <= options.repetitions(); rep++) {
-            for (String transport : options.transports()) {
+            for (String transport : options.sections().contains(Section.MAIN) ? options.transports()
+                    : List.<String>of()) {
                 for (PerfTestType test : options.tests()) {
                     for (long size : options.sizes()) {
                         long s = test.operation().isAtomic() ? 8 : size;
                         Cell cell = new Cell(transport, test, s);
-                        for (Impl impl : options.impls()) {
-                            if (impl == Impl.JUCX && (test.operation().isAtomic()
-                                    || test.operation() == PerfTestType.Operation.TAG_SYNC)) {
-                                continue; // JUCX 1.15 has no atomics and no synchronous tag send
+                        List<Double> ranks = CompareResults.isLatency(test) ? options.ranks() : List.of(50.0);
+                        for (double rank : ranks) {
+                            for (Impl impl : options.impls()) {
+                                if (impl == Impl.JUCX && (test.operation().isAtomic()
+                                        || test.operation() == PerfTestType.Operation.TAG_SYNC)) {
+                                    continue; // JUCX 1.15 has no atomics and no synchronous tag send
+                                }
+                                jobs.add(new Job(impl, cell, rep, options.iterationsFor(transport, s), rank));
                             }
-                            jobs.add(new Job(impl, cell, rep, options.iterationsFor(transport, s)));
                         }
                         if (test.operation().isAtomic()) {
                             break;
+                        }
+                    }
+                }
+            }
+            for (String transport : options.transports()) {
+                if (options.sections().contains(Section.WAKEUP)) {
+                    for (boolean sleep : new boolean[] {false, true}) {
+                        Cell cell = new Cell(transport, PerfTestType.TAG_LAT, 8, Section.WAKEUP, sleep, 1);
+                        for (Impl impl : options.impls()) {
+                            jobs.add(new Job(impl, cell, rep, options.iterationsFor(transport, 8)));
+                        }
+                    }
+                }
+                if (options.sections().contains(Section.THREADS)) {
+                    for (int threads = 1; threads <= 2; threads++) {
+                        Cell cell = new Cell(transport, PerfTestType.TAG_BW, 8, Section.THREADS, false, threads);
+                        for (Impl impl : options.impls()) {
+                            if (impl == Impl.JUCX && threads > 1) {
+                                continue; // JUCX_THREADS
+                            }
+                            jobs.add(new Job(impl, cell, rep, options.iterationsFor(transport, 8)));
                         }
                     }
                 }
@@ -457,26 +562,48 @@ public final class Compare {
             InterruptedException {
         Cell cell = job.cell();
         String tls = options.ucxTls(cell.transport());
-        String id = String.format(Locale.ROOT, "%03d-%s-%s-%s-%d-r%d-a%d", number, job.impl().label(),
-                cell.transport().replace(',', '+'), cell.test().testName(), cell.size(), job.repetition(), attempt);
+        String id = String.format(Locale.ROOT, "%03d-%s-%s-%s-%d-%s-R%s-r%d-a%d", number, job.impl().label(),
+                cell.transport().replace(',', '+'), cell.test().testName(), cell.size(),
+                cell.mode().replace(" ", "").replace("-", "main"), CompareResults.rankText(job.rank()),
+                job.repetition(), attempt);
         Path serverLog = logs.resolve(id + ".server.log");
         Path clientLog = logs.resolve(id + ".client.log");
         long t0 = System.nanoTime();
         String error = null;
         PerfFinal result = null;
+        long warmupDone = 0;
         int port = freePort();
-        Process server = start(command(job.impl(), ffmJar, jucxJar, List.of("-p", Integer.toString(port))), tls,
-                serverLog);
+        // -E sleep and -T go to both sides: the Java servers create their context, which needs the wakeup feature for
+        // sleeping and shared workers for threads, before the client tells them the test (ucx_perftest's server
+        // takes both from the client and ignores its own)
+        List<String> serverArgs = new ArrayList<>(List.of("-p", Integer.toString(port)));
+        long warmup = (job.iterations() + 9) / 10;
+        List<String> clientArgs = new ArrayList<>(List.of("127.0.0.1", "-p", Integer.toString(port), "-t",
+                cell.test().testName(), "-s", Long.toString(cell.size()), "-n", Long.toString(job.iterations()),
+                "-w", Long.toString(warmup), "-R", CompareResults.rankText(job.rank())));
+        if (cell.sleep()) {
+            serverArgs.addAll(List.of("-E", "sleep"));
+            clientArgs.addAll(List.of("-E", "sleep"));
+        }
+        if (cell.threads() > 1) {
+            // to the server too: the Java servers' context must allow a worker per thread before the client connects
+            serverArgs.addAll(List.of("-T", Integer.toString(cell.threads())));
+            clientArgs.addAll(List.of("-T", Integer.toString(cell.threads())));
+        }
+        List<String> serverCommand = command(job.impl(), ffmJar, jucxJar, serverArgs);
+        List<String> clientCommand = command(job.impl(), ffmJar, jucxJar, clientArgs);
+        double reapedBefore = ProcessCpu.reapedChildrenSeconds();
+        Process server = start(serverCommand, tls, serverLog);
+        CpuMark mark = new CpuMark(port, server);
+        Thread sampler = Thread.ofPlatform().daemon().name("compare-cpu").start(mark);
         Process client = null;
         try {
             if (!awaitListening(port, server, 30)) {
                 error = server.isAlive() ? "the server did not listen within 30 s" : "the server exited with "
                         + server.exitValue();
             } else {
-                long warmup = (job.iterations() + 9) / 10;
-                client = start(command(job.impl(), ffmJar, jucxJar, List.of("127.0.0.1", "-p",
-                        Integer.toString(port), "-t", cell.test().testName(), "-s", Long.toString(cell.size()),
-                        "-n", Long.toString(job.iterations()), "-w", Long.toString(warmup))), tls, clientLog);
+                client = start(clientCommand, tls, clientLog);
+                mark.client = client;
                 if (!client.waitFor(options.timeout(), TimeUnit.SECONDS)) {
                     error = "timed out after " + options.timeout() + " s";
                 } else {
@@ -488,6 +615,7 @@ public final class Compare {
                         error = "no Final: line in the client's output";
                     } else {
                         result = f.get();
+                        warmupDone = warmupDone(text, job.impl(), warmup);
                     }
                 }
                 if (!server.waitFor(error == null ? 10 : 1, TimeUnit.SECONDS) && error == null) {
@@ -495,17 +623,98 @@ public final class Compare {
                 }
             }
         } finally {
+            mark.stop = true;
             if (client != null) {
                 stop(client);
             }
             stop(server);
+            sampler.join(1000);
         }
+        // the children's whole CPU time is exact once both are reaped; what they had used when they connected
+        // (the JVM's start, context creation) is taken off
+        double cpu = error == null && mark.marked ? ProcessCpu.reapedChildrenSeconds() - reapedBefore
+                - mark.serverAtMark - mark.clientAtMark : Double.NaN;
+        double loopCpu = error == null ? loopCpu(serverLog) + loopCpu(clientLog) : Double.NaN;
         if (error == null && !options.keepLogs()) {
             Files.deleteIfExists(serverLog);
             Files.deleteIfExists(clientLog);
         }
         return new Run(job.impl(), cell, job.repetition(), job.iterations(), result, error,
-                (System.nanoTime() - t0) / 1e9);
+                (System.nanoTime() - t0) / 1e9, job.rank(), cpu, warmupDone, loopCpu);
+    }
+
+    /** The CPU time of its measured loop a Java runner printed ({@link PerfRunner#CPU_LINE}); NaN if none. */
+    static double loopCpu(Path log) {
+        try {
+            for (String line : Files.readAllLines(log, StandardCharsets.UTF_8)) {
+                int at = line.indexOf(PerfRunner.CPU_LINE);
+                if (at >= 0) {
+                    String v = line.substring(at + PerfRunner.CPU_LINE.length()).replace(" s", "").trim();
+                    return Double.parseDouble(v);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // no log, or not such a line
+        }
+        return Double.NaN;
+    }
+
+    /** The client's warm-up line of the Java runners: rounds of iterations. */
+    private static final Pattern WARMUP_LINE =
+            Pattern.compile("warm-up: (\\d+) rounds? of (\\d+) iterations");
+
+    /**
+     * The warm-up iterations a client made: what the Java runners print, else what {@code ucx_perftest} runs (the
+     * {@code -w} given, at most a tenth of {@code -n}, which Compare asks for).
+     */
+    static long warmupDone(String clientOutput, Impl impl, long asked) {
+        Matcher m = WARMUP_LINE.matcher(clientOutput);
+        if (impl != Impl.NATIVE && m.find()) {
+            return Long.parseLong(m.group(1)) * Long.parseLong(m.group(2));
+        }
+        return asked;
+    }
+
+    /**
+     * Watches a run for the moment client and server connect, and takes the CPU time each has used by then: what
+     * is measured is from there to their exit (warm-up, measured loop and teardown), the same for every
+     * implementation, so that a JVM's start and a context's creation do not count.
+     */
+    private static final class CpuMark implements Runnable {
+        private final int port;
+        private final Process server;
+        volatile Process client;
+        volatile boolean stop;
+        volatile boolean marked;
+        volatile double serverAtMark;
+        volatile double clientAtMark;
+
+        CpuMark(int port, Process server) {
+            this.port = port;
+            this.server = server;
+        }
+
+        @Override
+        public void run() {
+            while (!stop && !marked) {
+                Process c = client;
+                if (c != null && ProcessCpu.connected(port)) {
+                    double s = ProcessCpu.seconds(server.pid());
+                    double t = ProcessCpu.seconds(c.pid());
+                    if (!Double.isNaN(s) && !Double.isNaN(t)) {
+                        serverAtMark = s;
+                        clientAtMark = t;
+                        marked = true;
+                    }
+                    return;
+                }
+                try {
+                    Thread.sleep(2);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }
     }
 
     private static String lastLine(String text) {

@@ -61,14 +61,129 @@ public final class CompareResults {
         }
     }
 
+    /** The part of the comparison a cell belongs to. */
+    public enum Section {
+        /** The sweep over transports, tests and sizes, polling, one thread. */
+        MAIN,
+        /** Waiting: the same cell polling ({@code -E poll}) and sleeping ({@code -E sleep}), with CPU time. */
+        WAKEUP,
+        /** One worker per thread ({@code -T}). */
+        THREADS
+    }
+
     /**
      * One cell of the comparison.
      *
      * @param transport the transport name ({@code shm}, {@code tcp})
      * @param test      the test
      * @param size      the message size
+     * @param section   the part of the comparison
+     * @param sleep     whether the runs wait with {@code -E sleep}
+     * @param threads   threads ({@code -T})
      */
-    public record Cell(String transport, PerfTestType test, long size) {
+    public record Cell(String transport, PerfTestType test, long size, Section section, boolean sleep, int threads) {
+        /**
+         * A cell of the main sweep.
+         *
+         * @param transport the transport name
+         * @param test      the test
+         * @param size      the message size
+         */
+        public Cell(String transport, PerfTestType test, long size) {
+            this(transport, test, size, Section.MAIN, false, 1);
+        }
+
+        /**
+         * How the cell runs, as the secondary tables show it: {@code poll} or {@code sleep} in the wakeup section,
+         * {@code 1 thr}, {@code 2 thr} in the threads section, {@code -} in the main sweep.
+         *
+         * @return the label
+         */
+        public String mode() {
+            return switch (section) {
+                case MAIN -> "-";
+                case WAKEUP -> sleep ? "sleep" : "poll";
+                case THREADS -> threads + " thr";
+            };
+        }
+    }
+
+    /** The numbers the secondary tables report, each a median over the runs of an implementation in a cell. */
+    public enum Stat {
+        /** The 50th percentile latency, from the runs made with {@code -R 50}. */
+        P50("p50 us", 50.0, true),
+        /** The overall average time per iteration (latency or overhead), from every run of the cell. */
+        AVG("avg us", Double.NaN, true),
+        /** The 99th percentile latency, from the runs made with {@code -R 99}. */
+        P99("p99 us", 99.0, true),
+        /** The 99.9th percentile latency, from the runs made with {@code -R 99.9}. */
+        P999("p99.9 us", 99.9, true),
+        /** CPU seconds of both processes per million iterations (warm-up included, start-up excluded). */
+        CPU("cpu s/M", Double.NaN, true),
+        /** CPU seconds of both processes per million iterations of the measured loop ({@link Run#loopCpuPerMillion}). */
+        LOOP_CPU("loop cpu/M", Double.NaN, true),
+        /** The overall message rate (for several threads, the sum of the threads'). */
+        RATE("msg/s", Double.NaN, false);
+
+        private final String label;
+        private final double rank;
+        private final boolean lowerIsBetter;
+
+        Stat(String label, double rank, boolean lowerIsBetter) {
+            this.label = label;
+            this.rank = rank;
+            this.lowerIsBetter = lowerIsBetter;
+        }
+
+        /**
+         * The name in tables.
+         *
+         * @return e.g. {@code p99 us}
+         */
+        public String label() {
+            return label;
+        }
+
+        /**
+         * Whether a lower value is better.
+         *
+         * @return {@code true} for times and CPU
+         */
+        public boolean lowerIsBetter() {
+            return lowerIsBetter;
+        }
+
+        /**
+         * The value of a run, or {@link Double#NaN} when the run does not give this number (a percentile of another
+         * rank, an unknown CPU time, a blank column).
+         *
+         * @param r a successful run
+         * @return the value
+         */
+        public double of(Run r) {
+            PerfFinal f = r.result();
+            if (!Double.isNaN(rank)) {
+                return sameRank(r.rank(), rank) ? f.percentileMicros() : Double.NaN;
+            }
+            return switch (this) {
+                case AVG -> f.overallMicros();
+                case CPU -> r.cpuPerMillion();
+                case LOOP_CPU -> r.loopCpuPerMillion();
+                case RATE -> f.rateOverall();
+                default -> throw new IllegalStateException(name());
+            };
+        }
+    }
+
+    /**
+     * Whether two percentile ranks are the same ({@code -R} values are decimals such as 99.9).
+     *
+     * @param a a rank
+     * @param b another
+     * @return {@code true} if equal within 1e-9
+     */
+    public static boolean sameRank(double a, double b) {
+        return Math.abs(a - b) < 1e-9;
     }
 
     /**
@@ -81,9 +196,79 @@ public final class CompareResults {
      * @param result     the parsed {@code Final:} line, or {@code null} if the run failed
      * @param error      why it failed, or {@code null}
      * @param seconds    wall time of the run, processes included
+     * @param rank       the percentile rank the run was made with ({@code -R})
+     * @param cpuSeconds CPU time of the server and client processes from their connection to their exit, or
+     *                   {@link Double#NaN} if not measured
+     * @param warmup     the warm-up iterations the client made (they count with the measured ones for the CPU per
+     *                   iteration)
+     * @param loopCpuSeconds CPU time of server and client in their measured loops, as the Java runners report it,
+     *                   or {@link Double#NaN} ({@code ucx_perftest} does not report it)
      */
     public record Run(Impl impl, Cell cell, int repetition, long iterations, PerfFinal result, String error,
-                      double seconds) {
+                      double seconds, double rank, double cpuSeconds, long warmup, double loopCpuSeconds) {
+
+        /**
+         * A run without the measured loop's CPU time.
+         *
+         * @param impl       the implementation
+         * @param cell       the cell
+         * @param repetition 1, 2, 3...
+         * @param iterations the iterations asked for
+         * @param result     the parsed {@code Final:} line, or {@code null} if the run failed
+         * @param error      why it failed, or {@code null}
+         * @param seconds    wall time of the run, processes included
+         * @param rank       {@code -R}
+         * @param cpuSeconds CPU time of both processes from their connection to their exit
+         * @param warmup     the client's warm-up iterations
+         */
+        public Run(Impl impl, Cell cell, int repetition, long iterations, PerfFinal result, String error,
+                   double seconds, double rank, double cpuSeconds, long warmup) {
+            this(impl, cell, repetition, iterations, result, error, seconds, rank, cpuSeconds, warmup, Double.NaN);
+        }
+
+        /**
+         * A run made with {@code -R 50}, without CPU time.
+         *
+         * @param impl       the implementation
+         * @param cell       the cell
+         * @param repetition 1, 2, 3...
+         * @param iterations the iterations asked for
+         * @param result     the parsed {@code Final:} line, or {@code null} if the run failed
+         * @param error      why it failed, or {@code null}
+         * @param seconds    wall time of the run, processes included
+         */
+        public Run(Impl impl, Cell cell, int repetition, long iterations, PerfFinal result, String error,
+                   double seconds) {
+            this(impl, cell, repetition, iterations, result, error, seconds, 50.0, Double.NaN, 0, Double.NaN);
+        }
+
+        /**
+         * CPU seconds of both processes per million iterations of their measured loops, where the runners report
+         * it (the Java runners); for {@code ucx_perftest}, which does not, {@link #cpuPerMillion()}: a C program
+         * without a JIT compiler spends from connection to exit what its loop costs per iteration, over its
+         * warm-up's tenth too.
+         *
+         * @return the value, or {@link Double#NaN} if unknown
+         */
+        public double loopCpuPerMillion() {
+            if (Double.isNaN(loopCpuSeconds)) {
+                return impl == Impl.NATIVE ? cpuPerMillion() : Double.NaN;
+            }
+            long n = result != null ? result.iterations() : iterations;
+            return n > 0 ? loopCpuSeconds / n * 1e6 : Double.NaN;
+        }
+
+        /**
+         * CPU seconds of both processes per million iterations, warm-up included: {@code cpuSeconds / (measured +
+         * warm-up iterations) * 1e6}.
+         *
+         * @return the value, or {@link Double#NaN} if the CPU time is unknown
+         */
+        public double cpuPerMillion() {
+            long n = (result != null ? result.iterations() : iterations) + warmup;
+            return n > 0 ? cpuSeconds / n * 1e6 : Double.NaN;
+        }
+
         /**
          * Whether the run produced numbers.
          *
@@ -117,20 +302,31 @@ public final class CompareResults {
     }
 
     /**
-     * The cells, ordered by transport as first seen, then test, then size.
+     * The cells of the main sweep, ordered by transport as first seen, then test, then size.
      *
      * @return the cells
      */
     public List<Cell> cells() {
+        return cells(Section.MAIN);
+    }
+
+    /**
+     * The cells of a section, ordered by transport as first seen, then test, size, waiting mode and threads.
+     *
+     * @param section the section
+     * @return the cells
+     */
+    public List<Cell> cells(Section section) {
         List<String> transports = new ArrayList<>();
         for (Cell c : cells) {
             if (!transports.contains(c.transport())) {
                 transports.add(c.transport());
             }
         }
-        List<Cell> sorted = new ArrayList<>(cells);
+        List<Cell> sorted = new ArrayList<>(cells.stream().filter(c -> c.section() == section).toList());
         sorted.sort(Comparator.<Cell>comparingInt(c -> transports.indexOf(c.transport()))
-                .thenComparing(Cell::test).thenComparingLong(Cell::size));
+                .thenComparing(Cell::test).thenComparingLong(Cell::size).thenComparing(Cell::sleep)
+                .thenComparingInt(Cell::threads));
         return sorted;
     }
 
@@ -174,8 +370,27 @@ public final class CompareResults {
      * @return the median, or empty if no run succeeded
      */
     public OptionalDouble median(Cell cell, Impl impl) {
+        double[] v = mainRuns(cell, impl).mapToDouble(r -> metric(cell.test(), r.result())).toArray();
+        return median(v);
+    }
+
+    /** The runs the main metric comes from: successful, and for latency tests made with {@code -R 50}. */
+    private java.util.stream.Stream<Run> mainRuns(Cell cell, Impl impl) {
+        return runs.stream().filter(r -> r.ok() && r.impl() == impl && r.cell().equals(cell)
+                && (!isLatency(cell.test()) || sameRank(r.rank(), 50.0)));
+    }
+
+    /**
+     * The median of a statistic over the successful runs of an implementation in a cell that give it.
+     *
+     * @param cell the cell
+     * @param impl the implementation
+     * @param stat the statistic
+     * @return the median, or empty if no run gives it
+     */
+    public OptionalDouble median(Cell cell, Impl impl, Stat stat) {
         double[] v = runs.stream().filter(r -> r.ok() && r.impl() == impl && r.cell().equals(cell))
-                .mapToDouble(r -> metric(cell.test(), r.result())).toArray();
+                .mapToDouble(stat::of).filter(Double::isFinite).toArray();
         return median(v);
     }
 
@@ -190,9 +405,7 @@ public final class CompareResults {
      * @return the best value, or empty if no run succeeded
      */
     public OptionalDouble best(Cell cell, Impl impl) {
-        java.util.stream.DoubleStream v = runs.stream()
-                .filter(r -> r.ok() && r.impl() == impl && r.cell().equals(cell))
-                .mapToDouble(r -> metric(cell.test(), r.result()));
+        java.util.stream.DoubleStream v = mainRuns(cell, impl).mapToDouble(r -> metric(cell.test(), r.result()));
         return isLatency(cell.test()) ? v.min() : v.max();
     }
 
@@ -289,8 +502,146 @@ public final class CompareResults {
             for (Run r : runs) {
                 if (!r.ok()) {
                     b.append("  ").append(r.impl().label()).append(' ').append(r.cell().transport()).append(' ')
-                            .append(r.cell().test().testName()).append(' ').append(formatSize(r.cell().size()))
-                            .append(" #").append(r.repetition()).append(": ").append(r.error()).append('\n');
+                            .append(r.cell().test().testName()).append(' ').append(formatSize(r.cell().size()));
+                    if (r.cell().section() != Section.MAIN) {
+                        b.append(' ').append(r.cell().mode());
+                    }
+                    if (!sameRank(r.rank(), 50.0)) {
+                        b.append(" -R ").append(rankText(r.rank()));
+                    }
+                    b.append(" #").append(r.repetition()).append(": ").append(r.error()).append('\n');
+                }
+            }
+        }
+        return b.toString();
+    }
+
+    /**
+     * The statistics a secondary table shows for a cell: averages and tails in the main sweep (average only for
+     * bandwidth tests, whose percentile column is one of batch averages in the Java runners), percentile, average
+     * and CPU in the wakeup section, message rate and average in the threads section.
+     *
+     * @param cell the cell
+     * @return the statistics, in order
+     */
+    public static List<Stat> statsOf(Cell cell) {
+        return switch (cell.section()) {
+            case MAIN -> isLatency(cell.test()) ? List.of(Stat.AVG, Stat.P99, Stat.P999) : List.of(Stat.AVG);
+            case WAKEUP -> List.of(Stat.P50, Stat.AVG, Stat.CPU, Stat.LOOP_CPU);
+            case THREADS -> List.of(Stat.RATE, Stat.AVG);
+        };
+    }
+
+    private static final String STATS_FORMAT = "%-9s %-12s %8s %-6s %-10s %10s %10s %10s %11s %9s%n";
+
+    /**
+     * A secondary table: one row per cell of the section and statistic of {@link #statsOf}, with the medians of the
+     * three implementations and the ratios ucx-ffm / native and ucx-ffm / jucx; rows no run gives are left out.
+     *
+     * @param section the section
+     * @return the rows with a header line, or an empty string when the section has no cells
+     */
+    public String statsTable(Section section) {
+        List<Cell> list = cells(section);
+        if (list.isEmpty()) {
+            return "";
+        }
+        StringBuilder b = new StringBuilder();
+        b.append(String.format(Locale.ROOT, STATS_FORMAT, "transport", "test", "size", "mode", "stat", "native",
+                "ucx-ffm", "jucx", "ffm/native", "ffm/jucx"));
+        for (Cell c : list) {
+            for (Stat st : statsOf(c)) {
+                OptionalDouble n = median(c, Impl.NATIVE, st);
+                OptionalDouble f = median(c, Impl.FFM, st);
+                OptionalDouble j = median(c, Impl.JUCX, st);
+                if (n.isEmpty() && f.isEmpty() && j.isEmpty()) {
+                    continue;
+                }
+                b.append(String.format(Locale.ROOT, STATS_FORMAT, c.transport(), c.test().testName(),
+                        formatSize(c.size()), c.mode(), st.label(), number(n), number(f), number(j),
+                        ratioText(ratio(f, n)), ratioText(ratio(f, j))));
+            }
+        }
+        return b.toString();
+    }
+
+    /**
+     * The secondary tables with their captions: averages and tails of the main sweep, waiting (poll against sleep,
+     * with CPU), threads; and the notes (what an implementation could not run, and why).
+     *
+     * @return the text, empty when there is nothing to show
+     */
+    public String secondaryTables() {
+        StringBuilder b = new StringBuilder();
+        String tails = statsTable(Section.MAIN);
+        if (!tails.isEmpty()) {
+            b.append("\nAverages and tails (medians over the repetitions). avg: overall time per iteration in us (one\n")
+                    .append("way for ping-pongs, overhead per message for bandwidth tests), from every run of the cell;\n")
+                    .append("p99, p99.9: from the runs made with -R 99 and -R 99.9, each taken, as ucx_perftest does,\n")
+                    .append("over the most recent 2048 iterations of its run (p99.9 is the 3rd-highest of those 2048).\n\n")
+                    .append(tails);
+        }
+        String wakeup = statsTable(Section.WAKEUP);
+        if (!wakeup.isEmpty()) {
+            b.append("\nWaiting: poll (-E poll, progress in a loop) against sleep (-E sleep, ucp_worker_wait when\n")
+                    .append("progress finds nothing). cpu s/M: CPU seconds of server and client together (utime +\n")
+                    .append("stime from /proc) per million iterations, from their connection to their exit, warm-up\n")
+                    .append("included (the JVM's compilers work during warm-up); loop cpu/M: the same over the measured\n")
+                    .append("loop only, as the Java runners report it (native: its cpu s/M, a C program's warm-up costing\n")
+                    .append("what its loop does). Two spinning processes cost about 2 s per second of run.\n\n")
+                    .append(wakeup);
+        }
+        String threads = statsTable(Section.THREADS);
+        if (!threads.isEmpty()) {
+            b.append("\nThreads (-T): one worker and endpoint per thread on each side. msg/s: the sum of the\n")
+                    .append("threads' overall message rates; avg: the mean of their overall times per message, as\n")
+                    .append("ucx_perftest aggregates them.\n\n")
+                    .append(threads);
+        }
+        for (String note : notes) {
+            b.append("\nnote: ").append(note).append('\n');
+        }
+        return b.toString();
+    }
+
+    private final List<String> notes = new ArrayList<>();
+
+    /**
+     * Adds a note shown under the secondary tables (once per text).
+     *
+     * @param note e.g. why a column is empty
+     */
+    public void note(String note) {
+        if (!notes.contains(note)) {
+            notes.add(note);
+        }
+    }
+
+    /** The header of {@link #statsCsv()}. */
+    public static final String STATS_HEADER = "section,transport,test,size,mode,stat,native,ucx_ffm,jucx,"
+            + "ffm_over_native,ffm_over_jucx";
+
+    /**
+     * Every row of the secondary tables as CSV, with empty fields where a value is missing.
+     *
+     * @return the CSV text with a header line
+     */
+    public String statsCsv() {
+        StringBuilder b = new StringBuilder(STATS_HEADER).append('\n');
+        for (Section section : Section.values()) {
+            for (Cell c : cells(section)) {
+                for (Stat st : statsOf(c)) {
+                    OptionalDouble n = median(c, Impl.NATIVE, st);
+                    OptionalDouble f = median(c, Impl.FFM, st);
+                    OptionalDouble j = median(c, Impl.JUCX, st);
+                    if (n.isEmpty() && f.isEmpty() && j.isEmpty()) {
+                        continue;
+                    }
+                    b.append(section.name().toLowerCase(Locale.ROOT)).append(',').append(c.transport()).append(',')
+                            .append(c.test().testName()).append(',').append(c.size()).append(',').append(c.mode())
+                            .append(',').append(st.label().replace(' ', '_')).append(',').append(opt(n)).append(',')
+                            .append(opt(f)).append(',').append(opt(j)).append(',').append(opt(ratio(f, n)))
+                            .append(',').append(opt(ratio(f, j))).append('\n');
                 }
             }
         }
@@ -298,8 +649,9 @@ public final class CompareResults {
     }
 
     /** The header of {@link #runsCsv()}. */
-    public static final String RUNS_HEADER = "impl,transport,test,size,repetition,iterations_asked,ok,iterations,"
-            + "p50_us,avg_us,overall_us,bw_avg_mbs,bw_overall_mbs,msgrate_avg,msgrate_overall,seconds,error";
+    public static final String RUNS_HEADER = "impl,transport,test,size,section,mode,rank,repetition,iterations_asked,ok,"
+            + "iterations,percentile_us,avg_us,overall_us,bw_avg_mbs,bw_overall_mbs,msgrate_avg,msgrate_overall,"
+            + "seconds,warmup,cpu_s,cpu_s_per_million,loop_cpu_s,error";
 
     /**
      * Every run as CSV.
@@ -311,7 +663,9 @@ public final class CompareResults {
         for (Run r : runs) {
             Cell c = r.cell();
             b.append(r.impl().label()).append(',').append(c.transport()).append(',').append(c.test().testName())
-                    .append(',').append(c.size()).append(',').append(r.repetition()).append(',')
+                    .append(',').append(c.size()).append(',').append(c.section().name().toLowerCase(Locale.ROOT))
+                    .append(',').append(c.mode()).append(',').append(rankText(r.rank())).append(',')
+                    .append(r.repetition()).append(',')
                     .append(r.iterations()).append(',').append(r.ok() ? 1 : 0).append(',');
             PerfFinal f = r.result();
             if (f != null) {
@@ -322,7 +676,10 @@ public final class CompareResults {
             } else {
                 b.append(",,,,,,,,");
             }
-            b.append(num(r.seconds())).append(',').append(r.error() == null ? "" : csvText(r.error())).append('\n');
+            b.append(num(r.seconds())).append(',').append(r.warmup()).append(',').append(num(r.cpuSeconds()))
+                    .append(',').append(r.ok() ? num(r.cpuPerMillion()) : "").append(',')
+                    .append(num(r.loopCpuSeconds())).append(',')
+                    .append(r.error() == null ? "" : csvText(r.error())).append('\n');
         }
         return b.toString();
     }
@@ -359,7 +716,12 @@ public final class CompareResults {
     }
 
     private static String num(double v) {
-        return String.format(Locale.ROOT, "%.4f", v);
+        return Double.isFinite(v) ? String.format(Locale.ROOT, "%.4f", v) : "";
+    }
+
+    /** A rank as {@code -R} takes it: {@code 50}, {@code 99.9}. */
+    static String rankText(double rank) {
+        return rank == Math.rint(rank) ? Long.toString((long) rank) : Double.toString(rank);
     }
 
     private static String csvText(String s) {

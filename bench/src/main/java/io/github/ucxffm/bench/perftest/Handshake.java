@@ -24,7 +24,7 @@ public final class Handshake {
     public static final int MAX_MESSAGE = 8192;
 
     private static final int MAGIC = 0x55435850; // "UCXP"
-    private static final int VERSION = 2;
+    private static final int VERSION = 3;
     private static final byte REQUEST = 1;
     private static final byte REPLY = 2;
     private static final byte BARRIER = 3;
@@ -42,9 +42,11 @@ public final class Handshake {
      * @param window     {@code -O} as given (0 for the default)
      * @param rkey       the client's packed remote key, empty if none
      * @param address    the address of the client's region
+     * @param sleep      the wait mode ({@code -E sleep})
+     * @param threads    threads ({@code -T})
      */
     public record Request(PerfTestType test, long size, long iterations, long warmup, int window, byte[] rkey,
-                          long address) {
+                          long address, boolean sleep, int threads) {
     }
 
     /**
@@ -52,8 +54,10 @@ public final class Handshake {
      *
      * @param rkey    the server's packed remote key, empty if none
      * @param address the address of the server's region
+     * @param ports   with several threads ({@code -T}), the ports the server's threads 1, 2... listen on, each for
+     *                the client's thread of the same number; empty otherwise
      */
-    public record Reply(byte[] rkey, long address) {
+    public record Reply(byte[] rkey, long address, int[] ports) {
     }
 
     private static ByteBuffer header(int capacity, byte kind) {
@@ -105,7 +109,8 @@ public final class Handshake {
         byte[] name = p.test().testName().getBytes(StandardCharsets.US_ASCII);
         ByteBuffer b = header(64 + name.length + rkey.length, REQUEST);
         b.putInt(name.length).put(name).putLong(p.size()).putLong(p.iterations()).putLong(p.warmup())
-                .putInt(p.window()).putLong(address).putInt(rkey.length).put(rkey);
+                .putInt(p.window()).putLong(address).putInt(rkey.length).put(rkey).put((byte) (p.sleep() ? 1 : 0))
+                .putInt(p.threads());
         return bytes(b);
     }
 
@@ -130,7 +135,12 @@ public final class Handshake {
             long address = b.getLong();
             byte[] rkey = new byte[checkedLength(b.getInt(), b)];
             b.get(rkey);
-            return new Request(test, size, iterations, warmup, window, rkey, address);
+            boolean sleep = b.get() != 0;
+            int threads = b.getInt();
+            if (threads < 1 || threads > PerfParams.MAX_THREADS) {
+                throw new IllegalArgumentException("bad thread count " + threads + " in request");
+            }
+            return new Request(test, size, iterations, warmup, window, rkey, address, sleep, threads);
         } catch (BufferUnderflowException e) {
             throw new IllegalArgumentException("truncated request (" + length + " bytes)", e);
         }
@@ -144,8 +154,23 @@ public final class Handshake {
      * @return the message
      */
     public static byte[] reply(byte[] rkey, long address) {
-        ByteBuffer b = header(32 + rkey.length, REPLY);
-        b.putLong(address).putInt(rkey.length).put(rkey);
+        return reply(rkey, address, new int[0]);
+    }
+
+    /**
+     * Encodes the server's reply with the ports of its other threads.
+     *
+     * @param rkey    its packed remote key (may be empty)
+     * @param address its region's address
+     * @param ports   the ports its threads 1, 2... listen on
+     * @return the message
+     */
+    public static byte[] reply(byte[] rkey, long address, int[] ports) {
+        ByteBuffer b = header(32 + rkey.length + 4 * ports.length, REPLY);
+        b.putLong(address).putInt(rkey.length).put(rkey).putInt(ports.length);
+        for (int port : ports) {
+            b.putInt(port);
+        }
         return bytes(b);
     }
 
@@ -163,7 +188,15 @@ public final class Handshake {
             long address = b.getLong();
             byte[] rkey = new byte[checkedLength(b.getInt(), b)];
             b.get(rkey);
-            return new Reply(rkey, address);
+            int n = b.getInt();
+            if (n < 0 || n >= PerfParams.MAX_THREADS || n * 4L > b.remaining()) {
+                throw new IllegalArgumentException("bad port count " + n + " in reply");
+            }
+            int[] ports = new int[n];
+            for (int i = 0; i < n; i++) {
+                ports[i] = b.getInt();
+            }
+            return new Reply(rkey, address, ports);
         } catch (BufferUnderflowException e) {
             throw new IllegalArgumentException("truncated reply (" + length + " bytes)", e);
         }

@@ -4,7 +4,11 @@ import java.util.Optional;
 
 /**
  * The numbers of a {@code Final:} line, as {@code ucx_perftest} and the Java runners print it:
- * {@code Final: ITERS P50_US AVG_US OVERALL_US BW_AVG_MBS BW_OVERALL_MBS MSGRATE_AVG MSGRATE_OVERALL}.
+ * {@code Final: ITERS P50_US AVG_US OVERALL_US BW_AVG_MBS BW_OVERALL_MBS MSGRATE_AVG MSGRATE_OVERALL}; or, for a run
+ * of several threads ({@code -T}), the aggregate {@code ucx_perftest} prints with the other columns blank:
+ * {@code Final: ITERS OVERALL_US BW_OVERALL_MBS MSGRATE_OVERALL}, where the iterations are those of each thread, the
+ * latency is the mean of the threads' overall latencies, and bandwidth and message rate are the threads' sums. The
+ * blank columns read as {@link Double#NaN} ({@link #isAggregate()}).
  *
  * @param iterations       measured iterations
  * @param percentileMicros the percentile of the time per iteration (50th unless {@code -R}), microseconds
@@ -32,13 +36,24 @@ public record PerfFinal(long iterations, double percentileMicros, double average
         if (!t.startsWith(PREFIX)) {
             return Optional.empty();
         }
-        String[] f = t.substring(PREFIX.length()).strip().split("\\s+");
-        if (f.length != 8) {
+        return numbers(t.substring(PREFIX.length()));
+    }
+
+    /**
+     * Parses the numbers of a final row without its prefix (what {@code -f} prints): eight numbers, or the four of
+     * an aggregate of threads.
+     *
+     * @param row the numbers, separated by blanks
+     * @return the numbers, if well formed
+     */
+    public static Optional<PerfFinal> numbers(String row) {
+        String[] f = row.strip().split("\\s+");
+        if (f.length != 8 && f.length != 4) {
             return Optional.empty();
         }
         try {
-            double[] v = new double[8];
-            for (int i = 0; i < 8; i++) {
+            double[] v = new double[f.length];
+            for (int i = 0; i < f.length; i++) {
                 v[i] = Double.parseDouble(f[i].replace(",", ""));
                 if (!Double.isFinite(v[i]) || v[i] < 0) {
                     return Optional.empty();
@@ -47,10 +62,37 @@ public record PerfFinal(long iterations, double percentileMicros, double average
             if (v[0] != Math.rint(v[0])) {
                 return Optional.empty();
             }
+            if (f.length == 4) {
+                return Optional.of(aggregate((long) v[0], v[1], v[2], v[3]));
+            }
             return Optional.of(new PerfFinal((long) v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]));
         } catch (NumberFormatException e) {
             return Optional.empty();
         }
+    }
+
+    /**
+     * The aggregate of a run of several threads, as {@code ucx_perftest} prints it.
+     *
+     * @param iterations       the iterations of each thread
+     * @param overallMicros    the mean of the threads' overall times per iteration
+     * @param bandwidthOverall the sum of the threads' overall bandwidths
+     * @param rateOverall      the sum of the threads' overall message rates
+     * @return the numbers, with the columns {@code ucx_perftest} leaves blank as {@link Double#NaN}
+     */
+    public static PerfFinal aggregate(long iterations, double overallMicros, double bandwidthOverall,
+                                      double rateOverall) {
+        return new PerfFinal(iterations, Double.NaN, Double.NaN, overallMicros, Double.NaN, bandwidthOverall,
+                Double.NaN, rateOverall);
+    }
+
+    /**
+     * Whether this is the aggregate of several threads, whose percentile and since-the-last-row columns are blank.
+     *
+     * @return {@code true} for an aggregate
+     */
+    public boolean isAggregate() {
+        return Double.isNaN(percentileMicros);
     }
 
     /**

@@ -20,9 +20,17 @@ import java.util.Locale;
  * @param transports   UCX transports ({@code -x}), or {@code null} to use {@code UCX_TLS} from the environment
  * @param finalOnly    print only the final numbers ({@code -f})
  * @param percentile   percentile rank of the latency column ({@code -R})
+ * @param sleep        wait mode ({@code -E}): {@code true} for {@code sleep} (when a progress call finds nothing to
+ *                     do, block in {@code ucp_worker_wait} until the worker has events), {@code false} for
+ *                     {@code poll} (call progress in a loop)
+ * @param threads      threads ({@code -T}), each with its own worker and endpoint
  */
 public record PerfParams(String runner, PerfTestType test, long size, long iterations, long warmup, int port,
-                         int window, String host, String transports, boolean finalOnly, double percentile) {
+                         int window, String host, String transports, boolean finalOnly, double percentile,
+                         boolean sleep, int threads) {
+
+    /** The most threads {@code -T} takes. */
+    public static final int MAX_THREADS = 64;
 
     /** {@code ucx_perftest}'s default port. */
     public static final int DEFAULT_PORT = 13337;
@@ -35,7 +43,12 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
     public static final class UsageException extends RuntimeException {
         private static final long serialVersionUID = 1L;
 
-        UsageException(String message) {
+        /**
+         * An unusable command line.
+         *
+         * @param message why, for the user
+         */
+        public UsageException(String message) {
             super(message);
         }
     }
@@ -74,7 +87,14 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
                 + "     -p <port>      port the server listens on for the UCX connection (" + DEFAULT_PORT + ")\n"
                 + "     -x <tls>       UCX transports, as UCX_TLS (default: UCX_TLS from the environment, or all).\n"
                 + "                    tcp is added when missing: UCX's client-server connection manager needs it\n"
-                + "     -R <rank>      percentile rank of the percentile column (50.0)\n"
+                + "     -R <rank>      percentile rank of the percentile column, in [0, 100] (50.0); taken over\n"
+                + "                    the most recent " + PerfReport.QUEUE + " iterations, as in ucx_perftest\n"
+                + "     -E <mode>      wait mode: poll (call progress in a loop; the default) or sleep (when\n"
+                + "                    progress finds nothing to do, block in ucp_worker_wait on the worker's\n"
+                + "                    event fd, as ucx_perftest -E sleep does)\n"
+                + "     -T <threads>   threads (1), each with its own worker and endpoint to the peer's\n"
+                + "                    matching thread, as ucx_perftest -T; the Final line then sums the\n"
+                + "                    bandwidths and message rates and averages the latencies of the threads\n"
                 + "     -f             print only final numbers\n"
                 + "     -h             show this help message\n"
                 + "\n"
@@ -111,6 +131,8 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
         String tls = null;
         boolean finalOnly = false;
         double percentile = 50.0;
+        boolean sleep = false;
+        int threads = 1;
         List<String> hosts = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
@@ -130,7 +152,11 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
                     }
                     finalOnly = true;
                 }
-                case 't', 's', 'n', 'w', 'p', 'O', 'x', 'R' -> {
+                case 'I' -> throw new UsageException("-I is not supported: in ucx_perftest it prints extra "
+                        + "information about the operation after the numbers (its UCP option -I, 'create context with "
+                        + "wakeup feature enabled', is taken by the output option first and never reaches the test); "
+                        + "to wait on the worker's event fd instead of polling, use -E sleep");
+                case 't', 's', 'n', 'w', 'p', 'O', 'x', 'R', 'E', 'T' -> {
                     String value;
                     if (a.length() > 2) {
                         value = a.substring(2);
@@ -170,15 +196,23 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
                             } catch (NumberFormatException e) {
                                 throw new UsageException("-R takes a percentile rank, not '" + value + "'");
                             }
-                            if (!(percentile > 0 && percentile <= 100)) {
-                                throw new UsageException("-R takes a rank in (0, 100], not " + value);
+                            if (!(percentile >= 0 && percentile <= 100)) {
+                                throw new UsageException("-R takes a rank in [0, 100], not " + value);
                             }
                         }
+                        case 'E' -> {
+                            switch (value) {
+                                case "poll" -> sleep = false;
+                                case "sleep" -> sleep = true;
+                                default -> throw new UsageException("-E takes poll or sleep, not '" + value + "'");
+                            }
+                        }
+                        case 'T' -> threads = (int) number(opt, value, 1, MAX_THREADS);
                         default -> throw new IllegalStateException();
                     }
                 }
                 default -> throw new UsageException("option " + (opt == '-' ? a : "-" + opt) + " is not supported by "
-                        + runner + " (supported: -t -s -n -w -O -p -x -R -f -h; see -h)");
+                        + runner + " (supported: -t -s -n -w -O -p -x -R -E -T -f -h; see -h)");
             }
         }
         if (hosts.size() > 1) {
@@ -194,7 +228,7 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
             throw new UsageException("the client needs the server's port: -p PORT");
         }
         PerfParams p = new PerfParams(runner, test, size, iterations, warmup, port, window, host, tls, finalOnly,
-                percentile);
+                percentile, sleep, threads);
         if (test != null) {
             p.validate();
         }
@@ -264,7 +298,8 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
      */
     public PerfParams withRequest(Handshake.Request request) {
         PerfParams p = new PerfParams(runner, request.test(), request.size(), request.iterations(),
-                request.warmup(), port, request.window(), host, transports, finalOnly, percentile);
+                request.warmup(), port, request.window(), host, transports, finalOnly, percentile, request.sleep(),
+                request.threads());
         p.validate();
         return p;
     }

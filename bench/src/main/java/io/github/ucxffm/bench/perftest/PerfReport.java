@@ -36,6 +36,7 @@ public final class PerfReport {
     private final double factor;
     private final double rank;
     private final boolean finalOnly;
+    private final String rowLabel;
     private final long[] queue = new long[QUEUE];
     private final long[] sorted = new long[QUEUE];
 
@@ -56,6 +57,23 @@ public final class PerfReport {
      * @param finalOnly    print the final row only ({@code -f})
      */
     public PerfReport(PrintStream out, PerfTestType test, long messageBytes, double rank, boolean finalOnly) {
+        this(out, test, messageBytes, rank, finalOnly, 0);
+    }
+
+    /**
+     * A report for one thread of a run ({@code -T}): its progress rows are labelled {@code [thread N]}, as
+     * {@code ucx_perftest} labels each thread's.
+     *
+     * @param out          where rows go
+     * @param test         the test (its ping-pong factor and column label)
+     * @param messageBytes bytes per iteration
+     * @param rank         percentile rank, e.g. 50.0
+     * @param finalOnly    print the final row only ({@code -f})
+     * @param thread       the thread's number, from 0
+     */
+    public PerfReport(PrintStream out, PerfTestType test, long messageBytes, double rank, boolean finalOnly,
+                      int thread) {
+        this.rowLabel = "[thread " + thread + "]";
         this.out = out;
         this.messageBytes = messageBytes;
         this.factor = test.timeFactor();
@@ -138,7 +156,7 @@ public final class PerfReport {
 
     private void progressRow(long now) {
         if (!finalOnly) {
-            out.println(row("[thread 0]"));
+            out.println(row(rowLabel));
             out.flush();
         }
         momentStart = last;
@@ -190,6 +208,11 @@ public final class PerfReport {
      * @return the row
      */
     public static String formatRow(String prefix, PerfFinal r) {
+        if (r.isAggregate()) {
+            // ucx_perftest's row for several threads: the columns it does not compute stay blank
+            return String.format(Locale.ROOT, "%-14s%14d%30.3f%23.2f%24.0f", prefix, r.iterations(),
+                    r.overallMicros(), r.bandwidthOverall(), r.rateOverall());
+        }
         return String.format(Locale.ROOT, "%-14s%14d%11.3f%10.3f%10.3f%12.2f%11.2f%12.0f%12.0f", prefix,
                 r.iterations(), r.percentileMicros(), r.averageMicros(), r.overallMicros(), r.bandwidthAverage(),
                 r.bandwidthOverall(), r.rateAverage(), r.rateOverall());

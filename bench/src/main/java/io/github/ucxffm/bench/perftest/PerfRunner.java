@@ -131,10 +131,11 @@ public abstract class PerfRunner implements AutoCloseable {
          * @param out        where the table goes
          * @param err        where messages go
          * @param transports {@code UCX_TLS}, or {@code null}
+         * @param params     this side's command line (a server learns the test later)
          * @return the runner
          * @throws Exception if the binding cannot start
          */
-        PerfRunner create(PrintStream out, PrintStream err, String transports) throws Exception;
+        PerfRunner create(PrintStream out, PrintStream err, String transports, PerfParams params) throws Exception;
     }
 
     /**
@@ -145,19 +146,18 @@ public abstract class PerfRunner implements AutoCloseable {
      * @param out     where the table goes
      * @param err     where messages go
      * @param args    {@code ucx_perftest}-style options and an optional server host
-     * @param check   throws {@link UnsupportedOperationException} for a test the runner cannot run
+     * @param check   throws {@link UnsupportedOperationException} for a command line the runner cannot run (on the
+     *                server, called again with the client's test)
      * @param extra   lines added to the usage text
      * @param factory creates the runner
      * @return the exit status: 0 on success, 1 on failure or bad usage
      */
     public static int run(String runner, PrintStream out, PrintStream err, String[] args,
-                          Consumer<PerfTestType> check, String extra, Factory factory) {
+                          Consumer<PerfParams> check, String extra, Factory factory) {
         PerfParams p;
         try {
             p = PerfParams.parse(runner, args);
-            if (p.test() != null) {
-                check.accept(p.test());
-            }
+            check.accept(p);
         } catch (PerfParams.HelpRequested h) {
             out.print(PerfParams.usage(runner));
             out.print(extra);
@@ -170,7 +170,7 @@ public abstract class PerfRunner implements AutoCloseable {
             return 1;
         }
         String tls = p.ucxTransports(System.getenv("UCX_TLS"));
-        try (PerfRunner t = factory.create(out, err, tls)) {
+        try (PerfRunner t = factory.create(out, err, tls, p)) {
             if (p.isServer()) {
                 t.serve(p);
             } else {
@@ -305,14 +305,67 @@ public abstract class PerfRunner implements AutoCloseable {
             warmupLine = String.format(Locale.ROOT, "%s: warm-up: %d round%s of %d iterations, %.0f ms",
                     runner, rounds, rounds == 1 ? "" : "s", warmup, (System.nanoTime() - start) / 1e6);
         }
+        beforeMeasuredRun();
         barrier(1, 0, false);
+        double cpuBefore = processCpuSeconds();
         long allocatedBefore = PerfReport.allocatedBytes();
         report.begin(System.nanoTime());
         clientLoop(params.iterations(), report);
         report.finish(System.nanoTime());
         long allocated = allocatedBefore < 0 ? -1 : PerfReport.allocatedBytes() - allocatedBefore;
         barrier(2, 0, false);
+        cpuLine = cpuLine(processCpuSeconds() - cpuBefore);
         allocationLine = PerfReport.allocationLine(runner, allocated, params.iterations());
+    }
+
+    /** The prefix of the line that gives the CPU time of the measured loop ({@link #cpuLine}). */
+    public static final String CPU_LINE = "CPU time of this process in the measured loop: ";
+
+    /**
+     * CPU seconds this process has used so far, all its threads (the JIT compiler's and the collector's too).
+     *
+     * @return seconds, or {@link Double#NaN} where the JVM does not tell
+     */
+    static double processCpuSeconds() {
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+            long n = os.getProcessCpuTime();
+            return n < 0 ? Double.NaN : n / 1e9;
+        }
+        return Double.NaN;
+    }
+
+    /**
+     * The line, for the message stream, with the CPU time this process spent from the barrier before the measured
+     * loop to the one after it; {@code null} when a thread after the first of a {@code -T} run asks (the process's
+     * time is reported once) or the time is unknown.
+     */
+    private String cpuLine(double seconds) {
+        if (!reportsProcessCpu() || Double.isNaN(seconds)) {
+            return null;
+        }
+        return String.format(Locale.ROOT, "%s: %s%.4f s", runner, CPU_LINE, seconds);
+    }
+
+    /**
+     * Whether this runner reports its process's CPU time: the first thread of a process does.
+     *
+     * @return {@code true} by default
+     */
+    protected boolean reportsProcessCpu() {
+        return true;
+    }
+
+    /** The CPU line of the measured loop, set after the run. */
+    private String cpuLine;
+
+    /**
+     * Called on each side after the warm-up, before the barrier that starts the measured run: where the threads of
+     * a process ({@code -T}) wait for each other, so that they start measuring together, as {@code ucx_perftest}'s
+     * threads do. Nothing by default.
+     *
+     * @throws Exception on failure
+     */
+    protected void beforeMeasuredRun() throws Exception {
     }
 
     /**
@@ -324,6 +377,9 @@ public abstract class PerfRunner implements AutoCloseable {
         }
         if (allocationLine != null) {
             err.println(allocationLine);
+        }
+        if (cpuLine != null) {
+            err.println(cpuLine);
         }
     }
 
@@ -343,9 +399,15 @@ public abstract class PerfRunner implements AutoCloseable {
                 more = anotherWarmupRound(barrier(WARMUP_BARRIER, mine, true), mine);
             }
         }
+        beforeMeasuredRun();
         barrier(1, 0, true);
+        double cpuBefore = processCpuSeconds();
         serverLoop(params.iterations());
         barrier(2, 0, true);
+        String line = cpuLine(processCpuSeconds() - cpuBefore);
+        if (line != null) {
+            err.println(line);
+        }
     }
 
     /**

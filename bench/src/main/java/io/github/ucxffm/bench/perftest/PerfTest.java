@@ -19,6 +19,9 @@ import java.lang.invoke.VarHandle;
 import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
@@ -44,6 +47,13 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * Message buffers and the remotely accessed region are allocated and registered by UCX, as {@code ucx_perftest}'s
  * are. The runner's own loops allocate nothing; what the library allocates during the measured loop is printed after
  * the {@code Final:} line (a kept rendezvous active message is an object; the other paths allocate nothing).
+ * <p>
+ * {@code -E sleep} waits as {@code ucx_perftest -E sleep} does: a progress call that found nothing to do is followed by
+ * {@link UcpWorker#waitForEvents()} ({@code ucp_worker_wait}). {@code -T N} runs a worker and endpoint per platform
+ * thread on one context with shared workers, each connected to the peer's thread of the same number (the server's
+ * first thread tells the client the ports its other threads listen on), and prints {@code ucx_perftest}'s aggregate
+ * final row. A server must be given {@code -E sleep} and {@code -T N} itself, since its context is made before the
+ * client connects.
  */
 public final class PerfTest extends PerfRunner {
 
@@ -52,6 +62,12 @@ public final class PerfTest extends PerfRunner {
     private static final VarHandle BYTE = JAVA_BYTE.varHandle();
 
     private final UcpContext context;
+    /** Whether this runner closes the context: the first thread's does, the others share it. */
+    private final boolean ownsContext;
+    /** This runner's thread ({@code -T}), from 0; each thread has its own worker and endpoint. */
+    private final int thread;
+    /** The threads of this process; {@code null} until a run of several threads starts. */
+    private Threads threads;
     private final UcpWorker worker;
     private final Arena arena = Arena.ofConfined();
     private final MemorySegment controlIn;
@@ -92,16 +108,36 @@ public final class PerfTest extends PerfRunner {
 
     /** Ping-pong sequence number for the put test, shared by warm-up and the measured run on both sides. */
     private long sequence;
+    /** {@code -E sleep}: when a progress call finds nothing to do, block in {@code ucp_worker_wait}. */
+    private boolean sleep;
+    /** Whether the context has the wakeup feature ({@code -E sleep} on this side's command line). */
+    private final boolean sleepable;
+    /** The report of a client thread, read by the first thread for the aggregate. */
+    private PerfReport report;
 
-    private PerfTest(PrintStream out, PrintStream err, String transports) {
+    /**
+     * The runner of a process: creates the context, with the wakeup feature for {@code -E sleep} and workers shared
+     * between threads for {@code -T} (a server learns the test later, so its own command line says what its
+     * context must allow), and the first thread's worker.
+     */
+    private PerfTest(PrintStream out, PrintStream err, String transports, PerfParams command) {
         super(RUNNER, out, err);
         UcpContext.Builder b = UcpContext.builder().name("ucx-ffm perftest").features(UcpContext.Feature.TAG,
                 UcpContext.Feature.STREAM, UcpContext.Feature.AM, UcpContext.Feature.RMA, UcpContext.Feature.AMO32,
                 UcpContext.Feature.AMO64);
+        if (command.sleep()) {
+            b.features(UcpContext.Feature.WAKEUP);
+        }
+        if (command.threads() > 1) {
+            b.sharedWorkers(true); // a worker per thread on one context, as ucx_perftest's mt_workers_shared
+        }
         if (transports != null) {
             b.config("TLS", transports);
         }
         this.context = b.build();
+        this.sleepable = command.sleep();
+        this.ownsContext = true;
+        this.thread = 0;
         try {
             this.worker = context.newWorker();
             this.controlIn = arena.allocate(Handshake.MAX_MESSAGE, 8);
@@ -111,6 +147,19 @@ public final class PerfTest extends PerfRunner {
             arena.close();
             throw e;
         }
+    }
+
+    /** The runner of thread {@code thread} (from 1), made on that thread: a worker of its own on the shared context. */
+    private PerfTest(PerfTest first, int thread) {
+        super(RUNNER, first.out, first.err);
+        this.context = first.context;
+        this.sleepable = first.sleepable;
+        this.ownsContext = false;
+        this.thread = thread;
+        this.threads = first.threads;
+        this.worker = context.newWorker();
+        this.controlIn = arena.allocate(Handshake.MAX_MESSAGE, 8);
+        this.controlOut = arena.allocate(Handshake.MAX_MESSAGE, 8);
     }
 
     /**
@@ -131,7 +180,15 @@ public final class PerfTest extends PerfRunner {
      * @return the exit status: 0 on success, 1 on failure or bad usage
      */
     public static int run(PrintStream out, PrintStream err, String... args) {
-        return PerfRunner.run(RUNNER, out, err, args, test -> { }, "", PerfTest::new);
+        return PerfRunner.run(RUNNER, out, err, args, PerfTest::check, "", PerfTest::new);
+    }
+
+    /** What this runner cannot run: a one-sided test sleeping (a put or get raises no event on its target). */
+    static void check(PerfParams p) {
+        if (p.sleep() && p.test() != null && p.test().operation().isOneSided()) {
+            throw new UnsupportedOperationException("-E sleep is for tag, stream and active-message tests: a "
+                    + "one-sided operation raises no event at its target, whose side would sleep for ever");
+        }
     }
 
     // ---- session ------------------------------------------------------------------------------------------------
@@ -157,17 +214,67 @@ public final class PerfTest extends PerfRunner {
         listener.close(); // one client, as ucx_perftest serves one
         int n = receiveControl(HANDSHAKE_TIMEOUT);
         Handshake.Request r = Handshake.parseRequest(controlBytes, n);
+        if (r.sleep() && !sleepable) {
+            throw new PerfParams.UsageException("the client asks for -E sleep: start the server with -E sleep too "
+                    + "(its context needs UCP's wakeup feature, and it is made before the client connects)");
+        }
+        if (r.threads() > p.threads()) {
+            throw new PerfParams.UsageException("the client asks for -T " + r.threads() + ": start the server with "
+                    + "-T " + r.threads() + " too (its context must allow a worker per thread)");
+        }
         params = p.withRequest(r);
+        check(params);
         prepare();
+        if (r.rkey().length > 0) {
+            rkey = endpoint.unpackRemoteKey(r.rkey());
+            remote = rkey.base();
+        }
+        int[] ports = new int[0];
+        if (params.threads() > 1) {
+            threads = new Threads(params.threads());
+            ports = threads.startServers(this, params);
+        }
+        byte[] packed = params.test().operation().isOneSided() ? recvMemory.packRemoteKey() : new byte[0];
+        sendControl(Handshake.reply(packed, recvMemory.address(), ports), HANDSHAKE_TIMEOUT);
+        PerfReport.printServerInfo(out, "ucx-ffm (Java FFM API)", params.test(), params.size());
+        runServer();
+        if (threads != null) {
+            threads.join();
+        }
+        err.println(RUNNER + ": transports: " + String.join(",", endpoint.transports()));
+    }
+
+    /**
+     * The session of a server thread after the first: listen on a port the system chooses, which the first thread
+     * tells the client; then serve the client's thread of the same number as the first thread serves the first.
+     */
+    private void serveThread(PerfParams p, Threads all) throws Exception {
+        UcpListener listener = worker.listen(new InetSocketAddress(0));
+        all.listening(thread, listener.address().getPort());
+        UcpConnectionRequest request;
+        long deadline = System.nanoTime() + HANDSHAKE_TIMEOUT.toNanos();
+        while ((request = listener.poll()) == null) {
+            if (worker.progress() == 0) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw new IllegalStateException("thread " + thread + ": no client thread connected within "
+                            + HANDSHAKE_TIMEOUT.toSeconds() + " s");
+                }
+                LockSupport.parkNanos(50_000);
+            }
+        }
+        endpoint = worker.connect(request.endpointParams().peerErrorHandling(false).errorCallback(false));
+        listener.close();
+        params = p;
+        prepare();
+        int n = receiveControl(HANDSHAKE_TIMEOUT);
+        Handshake.Request r = Handshake.parseRequest(controlBytes, n);
         if (r.rkey().length > 0) {
             rkey = endpoint.unpackRemoteKey(r.rkey());
             remote = rkey.base();
         }
         byte[] packed = params.test().operation().isOneSided() ? recvMemory.packRemoteKey() : new byte[0];
         sendControl(Handshake.reply(packed, recvMemory.address()), HANDSHAKE_TIMEOUT);
-        PerfReport.printServerInfo(out, "ucx-ffm (Java FFM API)", params.test(), params.size());
         runServer();
-        err.println(RUNNER + ": transports: " + String.join(",", endpoint.transports()));
     }
 
     @Override
@@ -185,12 +292,168 @@ public final class PerfTest extends PerfRunner {
             rkey = endpoint.unpackRemoteKey(reply.rkey());
             remote = rkey.base();
         }
-        PerfReport report = new PerfReport(out, p.test(), p.size(), p.percentile(), p.finalOnly());
+        if (p.threads() > 1 && reply.ports().length != p.threads() - 1) {
+            throw new IllegalStateException("the server offers " + (reply.ports().length + 1) + " threads, not "
+                    + p.threads());
+        }
+        report = new PerfReport(out, p.test(), p.size(), p.percentile(), p.finalOnly());
         report.printHeader(p.test());
+        if (p.threads() > 1) {
+            threads = new Threads(p.threads());
+            threads.startClients(this, p, reply.ports());
+        }
         runClient(report);
-        report.printFinal();
+        if (threads == null) {
+            report.printFinal();
+        } else {
+            threads.join();
+            out.println(PerfReport.formatRow(p.finalOnly() ? "" : "Final:", threads.aggregate()));
+            out.flush();
+        }
         printRunNotes();
         err.println(RUNNER + ": transports: " + String.join(",", endpoint.transports()));
+    }
+
+    /** The session of a client thread after the first: connect to its server thread's port, run, keep the report. */
+    private void clientThread(PerfParams p, int port) throws Exception {
+        params = p;
+        endpoint = worker.connect(UcpEndpoint.Params.socket(new InetSocketAddress(p.host(), port))
+                .peerErrorHandling(false).errorCallback(false));
+        prepare();
+        boolean putLat = p.test() == PerfTestType.UCP_PUT_LAT;
+        byte[] packed = putLat ? recvMemory.packRemoteKey() : new byte[0];
+        sendControl(Handshake.request(p, packed, recvMemory.address()), HANDSHAKE_TIMEOUT);
+        int n = receiveControl(HANDSHAKE_TIMEOUT);
+        Handshake.Reply reply = Handshake.parseReply(controlBytes, n);
+        if (reply.rkey().length > 0) {
+            rkey = endpoint.unpackRemoteKey(reply.rkey());
+            remote = rkey.base();
+        }
+        PerfReport mine = new PerfReport(out, p.test(), p.size(), p.percentile(), p.finalOnly(), thread);
+        runClient(mine);
+        report = mine;
+    }
+
+    @Override
+    protected boolean reportsProcessCpu() {
+        return thread == 0;
+    }
+
+    @Override
+    protected void beforeMeasuredRun() throws Exception {
+        if (threads != null) {
+            threads.startTogether();
+        }
+    }
+
+    /**
+     * The threads of a run of several ({@code -T}): thread 0 is the runner that made the session; each other one
+     * makes its own worker and endpoint on its own platform thread, connected to the peer's thread of the same
+     * number. They wait for each other before the measured run; a thread that fails ends the process, since its
+     * peer would otherwise wait for it at a barrier for ever.
+     */
+    private final class Threads {
+        private final int count;
+        private final CyclicBarrier together;
+        private final PerfTest[] runners;
+        private final Thread[] started;
+        private final int[] ports;
+        private final CountDownLatch listening;
+
+        Threads(int count) {
+            this.count = count;
+            this.together = new CyclicBarrier(count);
+            this.runners = new PerfTest[count];
+            this.started = new Thread[count];
+            this.ports = new int[count];
+            this.listening = new CountDownLatch(count - 1);
+            runners[0] = PerfTest.this;
+        }
+
+        /** Starts server threads 1.. and returns the ports they listen on, once they all do. */
+        int[] startServers(PerfTest first, PerfParams p) throws InterruptedException {
+            for (int i = 1; i < count; i++) {
+                int t = i;
+                started[i] = start(t, () -> {
+                    PerfTest r = new PerfTest(first, t);
+                    runners[t] = r;
+                    r.serveThread(p, this);
+                });
+            }
+            if (!listening.await(HANDSHAKE_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
+                throw new IllegalStateException("the server's threads did not listen within "
+                        + HANDSHAKE_TIMEOUT.toSeconds() + " s");
+            }
+            return Arrays.copyOfRange(ports, 1, count);
+        }
+
+        void listening(int t, int port) {
+            ports[t] = port;
+            listening.countDown();
+        }
+
+        /** Starts client threads 1.., each connecting to the server thread's port. */
+        void startClients(PerfTest first, PerfParams p, int[] serverPorts) {
+            for (int i = 1; i < count; i++) {
+                int t = i;
+                started[i] = start(t, () -> {
+                    PerfTest r = new PerfTest(first, t);
+                    runners[t] = r;
+                    r.clientThread(p, serverPorts[t - 1]);
+                });
+            }
+        }
+
+        private Thread start(int t, Session session) {
+            return Thread.ofPlatform().name("perftest-thread-" + t).start(() -> {
+                try {
+                    session.run();
+                } catch (Throwable e) {
+                    err.println(RUNNER + ": thread " + t + " failed: " + e);
+                    err.flush();
+                    System.exit(1);
+                } finally {
+                    PerfTest r = runners[t];
+                    if (r != null) {
+                        r.closeThread();
+                    }
+                }
+            });
+        }
+
+        void startTogether() throws Exception {
+            together.await(HANDSHAKE_TIMEOUT.toSeconds() * 4, TimeUnit.SECONDS);
+        }
+
+        void join() throws InterruptedException {
+            for (int i = 1; i < count; i++) {
+                started[i].join();
+            }
+        }
+
+        /**
+         * The final numbers of the client's threads as {@code ucx_perftest} aggregates them: the iterations of
+         * one thread, the mean of the overall latencies, the sums of bandwidths and message rates.
+         */
+        PerfFinal aggregate() {
+            PerfFinal first = runners[0].report.result();
+            double latency = 0;
+            double bandwidth = 0;
+            double rate = 0;
+            for (PerfTest r : runners) {
+                PerfFinal f = r.report.result();
+                latency += f.overallMicros();
+                bandwidth += f.bandwidthOverall();
+                rate += f.rateOverall();
+            }
+            return PerfFinal.aggregate(first.iterations(), latency / count, bandwidth, rate);
+        }
+    }
+
+    /** A thread's session. */
+    @FunctionalInterface
+    private interface Session {
+        void run() throws Exception;
     }
 
     /** Allocates the buffers and the state of the test in {@link #params}. */
@@ -199,6 +462,7 @@ public final class PerfTest extends PerfRunner {
         size = (int) p.size();
         window = p.effectiveWindow();
         operation = p.test().operation();
+        sleep = p.sleep();
         long length = Math.max(size, 64);
         sendMemory = context.allocate(length);
         recvMemory = context.allocate(length);
@@ -265,7 +529,9 @@ public final class PerfTest extends PerfRunner {
                         + (params.isServer() ? "" : " (is a " + RUNNER + " server listening on " + params.host()
                         + ":" + params.port() + "?)"));
             }
-            if (quiet) {
+            if (sleep && timeout == null) {
+                worker.waitForEvents();
+            } else if (quiet) {
                 LockSupport.parkNanos(QUIET_PARK_NANOS);
             }
         }
@@ -433,7 +699,18 @@ public final class PerfTest extends PerfRunner {
 
     private void await(long token) {
         while (!worker.poll(token)) {
-            worker.progress();
+            progressOrSleep();
+        }
+    }
+
+    /**
+     * One progress call; with {@code -E sleep}, as {@code ucx_perftest} does it, a call that found nothing to do is
+     * followed by {@code ucp_worker_wait}, which arms the worker's event fd and blocks until there are events (or
+     * returns at once when arming finds some).
+     */
+    private void progressOrSleep() {
+        if (worker.progress() == 0 && sleep) {
+            worker.waitForEvents();
         }
     }
 
@@ -450,7 +727,7 @@ public final class PerfTest extends PerfRunner {
                 head = (head + 1) & ringMask;
                 outstanding--;
             } else {
-                worker.progress();
+                progressOrSleep();
             }
         }
     }
@@ -481,7 +758,7 @@ public final class PerfTest extends PerfRunner {
     /** Progresses until {@code expected} messages have arrived and every data fetch has completed. */
     private void awaitActiveMessages(long expected) {
         while (amArrived < expected || amReceiveCount > 0 || amKeptCount > 0) {
-            worker.progress();
+            progressOrSleep();
             for (int i = 0; i < amKeptCount; i++) {
                 long token = amKept[i].receive(recv, 0);
                 amKept[i] = null;
@@ -514,8 +791,19 @@ public final class PerfTest extends PerfRunner {
         } catch (RuntimeException e) {
             err.println(RUNNER + ": closing the endpoint: " + e.getMessage());
         } finally {
-            context.close();
+            if (ownsContext) {
+                context.close();
+            }
             arena.close();
+        }
+    }
+
+    /** Closes what a thread after the first made, on that thread: endpoint, worker (confined to it), buffers. */
+    private void closeThread() {
+        try {
+            close();
+        } finally {
+            worker.close();
         }
     }
 }

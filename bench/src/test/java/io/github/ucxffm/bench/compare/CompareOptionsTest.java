@@ -60,7 +60,8 @@ class CompareOptionsTest {
 
     @Test
     void shouldAlternateImplementationsInsideEachCellAndRepeatTheWholeSweep() {
-        Compare.Options o = Compare.Options.parse("--sizes", "8,64k", "--tests", "tag_lat,ucp_fadd", "--reps", "2");
+        Compare.Options o = Compare.Options.parse("--sizes", "8,64k", "--tests", "tag_lat,ucp_fadd", "--reps", "2",
+                "--sections", "main", "--ranks", "50");
         List<Compare.Job> jobs = Compare.plan(o);
         // per repetition: 2 transports x (tag_lat: 2 sizes x 3 impls + ucp_fadd: one 8-byte cell x 2 impls, no JUCX)
         assertEquals(2 * 2 * (6 + 2), jobs.size());
@@ -82,5 +83,74 @@ class CompareOptionsTest {
         assertTrue(Compare.isListening(0xDB71, table));
         assertFalse(Compare.isListening(0x3419, table), "established, not listening");
         assertFalse(Compare.isListening(0x71, table));
+    }
+
+    @Test
+    void shouldRunEveryRankOfALatencyCellAndTheWakeupAndThreadsSections() {
+        Compare.Options o = Compare.Options.parse("--sizes", "8", "--tests", "tag_lat,tag_bw", "--transports", "shm");
+        assertEquals(List.of(50.0, 99.0, 99.9), o.ranks());
+        List<Compare.Job> jobs = Compare.plan(o);
+        List<Compare.Job> lat = jobs.stream().filter(j -> j.cell().section() == CompareResults.Section.MAIN
+                && j.cell().test() == PerfTestType.TAG_LAT && j.repetition() == 1).toList();
+        // one run per rank and implementation, the implementations alternating inside each rank
+        assertEquals(List.of(50.0, 50.0, 50.0, 99.0, 99.0, 99.0, 99.9, 99.9, 99.9),
+                lat.stream().map(Compare.Job::rank).toList());
+        assertEquals(List.of(Impl.NATIVE, Impl.FFM, Impl.JUCX), lat.subList(3, 6).stream().map(Compare.Job::impl)
+                .toList());
+        // a bandwidth cell runs once per implementation
+        assertEquals(3, jobs.stream().filter(j -> j.cell().section() == CompareResults.Section.MAIN
+                && j.cell().test() == PerfTestType.TAG_BW && j.repetition() == 1).count());
+        List<Compare.Job> wakeup = jobs.stream().filter(j -> j.cell().section() == CompareResults.Section.WAKEUP
+                && j.repetition() == 1).toList();
+        assertEquals(6, wakeup.size());
+        assertEquals(3, wakeup.stream().filter(j -> j.cell().sleep()).count());
+        assertTrue(wakeup.stream().allMatch(j -> j.cell().test() == PerfTestType.TAG_LAT && j.cell().size() == 8));
+        List<Compare.Job> threads = jobs.stream().filter(j -> j.cell().section() == CompareResults.Section.THREADS
+                && j.repetition() == 1).toList();
+        // JUCX runs the one-thread cell only
+        assertEquals(5, threads.size());
+        assertFalse(threads.stream().anyMatch(j -> j.impl() == Impl.JUCX && j.cell().threads() > 1));
+        assertTrue(threads.stream().allMatch(j -> j.cell().test() == PerfTestType.TAG_BW));
+        // -R 50 is always run: the main table's number
+        assertEquals(List.of(50.0, 99.0), Compare.Options.parse("--ranks", "99").ranks());
+        assertEquals(List.of(50.0, 99.9), Compare.Options.parse("--ranks", "99.9,50").ranks());
+        assertThrows(IllegalArgumentException.class, () -> Compare.Options.parse("--ranks", "101"));
+        assertThrows(IllegalArgumentException.class, () -> Compare.Options.parse("--sections", "tails"));
+        assertTrue(Compare.plan(Compare.Options.parse("--sections", "wakeup")).stream()
+                .allMatch(j -> j.cell().section() == CompareResults.Section.WAKEUP));
+    }
+
+    @Test
+    void shouldSeeAnEstablishedConnectionAndReadCpuTimesFromProc() {
+        List<String> table = List.of(
+                "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode",
+                "   0: 0100007F:DB71 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1565199",
+                "   1: 0100007F:8B2C 0100007F:3419 01 00000000:00000000 00:00000000 00000000     0        0 1566880");
+        assertTrue(ProcessCpu.isConnected(0x3419, table), "the client's end");
+        assertTrue(ProcessCpu.isConnected(0x8B2C, table));
+        assertFalse(ProcessCpu.isConnected(0xDB71, table), "listening is not connected");
+        // a command name with blanks and parentheses, then utime 150, stime 50, cutime 7, cstime 3
+        String stat = "4242 (java (x) y) S 1 4242 4242 0 -1 4194560 100 0 0 0 150 50 7 3 20 0 30 0 12345";
+        assertEquals(200, ProcessCpu.ownTicks(stat));
+        assertEquals(10, ProcessCpu.childTicks(stat));
+        assertTrue(ProcessCpu.TICKS > 0);
+        assertTrue(ProcessCpu.seconds(ProcessHandle.current().pid()) > 0);
+        assertEquals(Double.NaN, ProcessCpu.seconds(-1));
+    }
+
+    @Test
+    void shouldReadTheMeasuredLoopsCpuTimeARunnerPrinted(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        java.nio.file.Path log = dir.resolve("server.log");
+        java.nio.file.Files.writeString(log, "Waiting for connection...\nucx-ffm perftest: "
+                + io.github.ucxffm.bench.perftest.PerfRunner.CPU_LINE + "0.1250 s\n");
+        assertEquals(0.125, Compare.loopCpu(log), 1e-12);
+        java.nio.file.Files.writeString(log, "Final: 1 1 1 1 1 1 1 1\n");
+        assertTrue(Double.isNaN(Compare.loopCpu(log)));
+        assertTrue(Double.isNaN(Compare.loopCpu(dir.resolve("none.log"))));
+        // the warm-up a Java client printed, or what ucx_perftest runs
+        assertEquals(30_000, Compare.warmupDone("x: warm-up: 3 rounds of 10000 iterations, 400 ms", Impl.FFM, 7));
+        assertEquals(7, Compare.warmupDone("no such line", Impl.JUCX, 7));
+        assertEquals(7, Compare.warmupDone("x: warm-up: 3 rounds of 10000 iterations", Impl.NATIVE, 7));
     }
 }

@@ -111,7 +111,7 @@ class CompareResultsTest {
         for (String line : runs.subList(1, runs.size())) {
             assertEquals(columns, line.split(",", -1).length, line);
         }
-        assertTrue(runs.stream().anyMatch(l -> l.startsWith("ucx-ffm,shm,tag_lat,65536,2,1000,0,") && l.endsWith(
+        assertTrue(runs.stream().anyMatch(l -> l.startsWith("ucx-ffm,shm,tag_lat,65536,main,-,50,2,1000,0,") && l.endsWith(
                 "\"timed out\"")), r.runsCsv());
         List<String> summary = r.summaryCsv().lines().toList();
         assertEquals(CompareResults.SUMMARY_HEADER, summary.getFirst());
@@ -138,5 +138,95 @@ class CompareResultsTest {
         assertEquals("64 KiB", CompareResults.formatSize(65536));
         assertEquals("1 MiB", CompareResults.formatSize(1 << 20));
         assertEquals("1000 B", CompareResults.formatSize(1000));
+    }
+
+    static PerfFinal tail(double percentile, double overall) {
+        return new PerfFinal(5000, percentile, overall, overall, 1, 1, 1e6 / overall, 1e6 / overall);
+    }
+
+    static PerfFinal wake(double percentile, double overall) {
+        return new PerfFinal(90_000, percentile, overall, overall, 1, 1, 1e6 / overall, 1e6 / overall);
+    }
+
+    /** A latency cell run with -R 50, 99 and 99.9, two repetitions; native and ucx-ffm. */
+    static CompareResults tails() {
+        CompareResults r = new CompareResults();
+        Cell c = new Cell("shm", PerfTestType.TAG_LAT, 8);
+        for (int rep = 1; rep <= 2; rep++) {
+            r.add(new Run(Impl.NATIVE, c, rep, 5000, tail(0.10, 0.12), null, 1, 50.0, Double.NaN, 0));
+            r.add(new Run(Impl.FFM, c, rep, 5000, tail(0.14, 0.16 + rep * 0.02), null, 1, 50.0, Double.NaN, 0));
+            r.add(new Run(Impl.NATIVE, c, rep, 5000, tail(0.40, 0.12), null, 1, 99.0, Double.NaN, 0));
+            r.add(new Run(Impl.FFM, c, rep, 5000, tail(0.80, 0.18), null, 1, 99.0, Double.NaN, 0));
+            r.add(new Run(Impl.NATIVE, c, rep, 5000, tail(2.0, 0.12), null, 1, 99.9, Double.NaN, 0));
+            r.add(new Run(Impl.FFM, c, rep, 5000, tail(3.0 + rep, 0.18), null, 1, 99.9, Double.NaN, 0));
+        }
+        return r;
+    }
+
+    @Test
+    void shouldTakeEachPercentileFromTheRunsMadeWithItsRankAndTheAverageFromAll() {
+        CompareResults r = tails();
+        Cell c = new Cell("shm", PerfTestType.TAG_LAT, 8);
+        // the main table's p50 comes from the -R 50 runs only, never from the tails
+        assertEquals(0.10, r.median(c, Impl.NATIVE).getAsDouble(), 1e-12);
+        assertEquals(0.14, r.best(c, Impl.FFM).getAsDouble(), 1e-12);
+        assertEquals(0.40, r.median(c, Impl.NATIVE, CompareResults.Stat.P99).getAsDouble(), 1e-12);
+        assertEquals(4.5, r.median(c, Impl.FFM, CompareResults.Stat.P999).getAsDouble(), 1e-12);
+        // ucx-ffm's averages: 0.18, 0.20 (-R 50), 0.18, 0.18, 0.18, 0.18: median 0.18
+        assertEquals(0.18, r.median(c, Impl.FFM, CompareResults.Stat.AVG).getAsDouble(), 1e-12);
+        assertTrue(r.median(c, Impl.JUCX, CompareResults.Stat.P99).isEmpty());
+        String t = r.secondaryTables();
+        assertTrue(t.contains("Averages and tails"), t);
+        String p999 = t.lines().filter(l -> l.contains("p99.9 us")).findFirst().orElseThrow();
+        assertTrue(p999.matches("shm\\s+tag_lat\\s+8 B\\s+-\\s+p99\\.9 us\\s+2\\.000\\s+4\\.500\\s+-\\s+2\\.25\\s+-"), p999);
+        assertTrue(t.lines().anyMatch(l -> l.matches("shm\\s+tag_lat\\s+8 B\\s+-\\s+p99 us\\s+0\\.400\\s+0\\.800.*")),
+                t);
+        // the main table is unchanged by the tails' runs
+        assertTrue(r.table(2).lines().anyMatch(l -> l.matches("shm\\s+tag_lat\\s+8 B\\s+p50 us\\s+0\\.100\\s+0\\.140.*")),
+                r.table(2));
+        List<String> stats = r.statsCsv().lines().toList();
+        assertEquals(CompareResults.STATS_HEADER, stats.getFirst());
+        assertTrue(stats.contains("main,shm,tag_lat,8,-,p99.9_us,2.0000,4.5000,,2.2500,"), r.statsCsv());
+    }
+
+    @Test
+    void shouldReportCpuPerMillionIterationsPollingAndSleepingAndTheThreadsMessageRate() {
+        CompareResults r = new CompareResults();
+        Cell poll = new Cell("tcp", PerfTestType.TAG_LAT, 8, CompareResults.Section.WAKEUP, false, 1);
+        Cell sleep = new Cell("tcp", PerfTestType.TAG_LAT, 8, CompareResults.Section.WAKEUP, true, 1);
+        // 90,000 measured + 10,000 warm-up iterations: 4 s of CPU is 40 s per million
+        r.add(new Run(Impl.NATIVE, poll, 1, 90_000, wake(4, 5), null, 1, 50.0, 4.0, 10_000));
+        // the Java runner's measured loops took 0.9 s of the 5: 10 s per million measured iterations
+        r.add(new Run(Impl.FFM, poll, 1, 90_000, wake(4.2, 5), null, 1, 50.0, 5.0, 10_000, 0.9));
+        r.add(new Run(Impl.NATIVE, sleep, 1, 90_000, wake(9, 10), null, 1, 50.0, 0.5, 10_000));
+        r.add(new Run(Impl.FFM, sleep, 1, 90_000, wake(11, 12), null, 1, 50.0, 1.0, 10_000));
+        r.add(new Run(Impl.JUCX, sleep, 1, 90_000, wake(12, 13), null, 1, 50.0, Double.NaN, 10_000));
+        assertEquals(40.0, r.median(poll, Impl.NATIVE, CompareResults.Stat.CPU).getAsDouble(), 1e-9);
+        assertEquals(10.0, r.median(sleep, Impl.FFM, CompareResults.Stat.CPU).getAsDouble(), 1e-9);
+        assertTrue(r.median(sleep, Impl.JUCX, CompareResults.Stat.CPU).isEmpty(), "unknown CPU is no number");
+        assertEquals(10.0, r.median(poll, Impl.FFM, CompareResults.Stat.LOOP_CPU).getAsDouble(), 1e-9);
+        // ucx_perftest reports no loop CPU: its whole run's stands in
+        assertEquals(40.0, r.median(poll, Impl.NATIVE, CompareResults.Stat.LOOP_CPU).getAsDouble(), 1e-9);
+        assertTrue(r.median(sleep, Impl.FFM, CompareResults.Stat.LOOP_CPU).isEmpty());
+        Cell one = new Cell("shm", PerfTestType.TAG_BW, 8, CompareResults.Section.THREADS, false, 1);
+        Cell two = new Cell("shm", PerfTestType.TAG_BW, 8, CompareResults.Section.THREADS, false, 2);
+        r.add(new Run(Impl.NATIVE, one, 1, 1000, bandwidth(10), null, 1));
+        r.add(new Run(Impl.NATIVE, two, 1, 1000, PerfFinal.aggregate(1000, 0.05, 150, 4e7), null, 1));
+        r.add(new Run(Impl.FFM, two, 1, 1000, PerfFinal.aggregate(1000, 0.1, 75, 2e7), null, 1));
+        r.note("jucx: no -T cells");
+        String t = r.secondaryTables();
+        assertTrue(t.lines().anyMatch(l -> l.matches("tcp\\s+tag_lat\\s+8 B\\s+sleep\\s+cpu s/M\\s+5\\.000\\s+10\\.0\\s+-"
+                + "\\s+2\\.00\\s+-")), t);
+        assertTrue(t.lines().anyMatch(l -> l.matches("tcp\\s+tag_lat\\s+8 B\\s+poll\\s+cpu s/M\\s+40\\.0\\s+50\\.0.*")), t);
+        assertTrue(t.lines().anyMatch(l -> l.matches("shm\\s+tag_bw\\s+8 B\\s+2 thr\\s+msg/s\\s+40000000\\s+20000000\\s+-"
+                + "\\s+0\\.50\\s+-")), t);
+        assertTrue(t.contains("note: jucx: no -T cells"), t);
+        // poll before sleep, 1 thread before 2; secondary cells stay out of the main table and the plot
+        assertTrue(t.indexOf(" poll ") < t.indexOf(" sleep "), t);
+        assertTrue(r.cells().isEmpty());
+        assertEquals(List.of(one, two), r.cells(CompareResults.Section.THREADS));
+        String runs = r.runsCsv();
+        assertTrue(runs.contains("ucx-ffm,tcp,tag_lat,8,wakeup,sleep,50,1,90000,1,"), runs);
+        assertTrue(runs.lines().anyMatch(l -> l.startsWith("native,shm,tag_bw,8,threads,2 thr,50,1,1000,1,1000,,,0.0500,,150.0000,,")), runs);
     }
 }

@@ -47,4 +47,22 @@ class HandshakeTest {
         assertThrows(IllegalArgumentException.class, () -> Handshake.checkBarrier(b, b.length - 4, 2));
         assertThrows(IllegalArgumentException.class, () -> Handshake.parseRequest(new byte[3], 3));
     }
+
+    @Test
+    void shouldCarryWaitModeThreadsAndThePortsOfTheServersThreads() {
+        PerfParams p = PerfParams.parse("t", "h", "-t", "tag_bw", "-E", "sleep", "-T", "3");
+        byte[] m = Handshake.request(p, new byte[0], 7);
+        Handshake.Request r = Handshake.parseRequest(m, m.length);
+        assertTrue(r.sleep());
+        assertEquals(3, r.threads());
+        byte[] reply = Handshake.reply(new byte[] {1}, 5, new int[] {40001, 40002});
+        Handshake.Reply back = Handshake.parseReply(reply, reply.length);
+        assertArrayEquals(new int[] {40001, 40002}, back.ports());
+        assertArrayEquals(new byte[] {1}, back.rkey());
+        byte[] single = Handshake.reply(new byte[0], 5);
+        assertEquals(0, Handshake.parseReply(single, single.length).ports().length);
+        // a count of ports larger than what follows is refused, not read past the message
+        byte[] cut = Arrays.copyOf(reply, reply.length - 4);
+        assertThrows(IllegalArgumentException.class, () -> Handshake.parseReply(cut, cut.length));
+    }
 }

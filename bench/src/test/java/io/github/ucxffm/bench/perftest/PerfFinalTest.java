@@ -51,4 +51,24 @@ class PerfFinalTest {
         assertEquals(Optional.empty(), PerfFinal.parse("[thread 0] 1 2 3 4 5 6 7 8"));
         assertTrue(PerfFinal.lastIn("").isEmpty());
     }
+
+    @Test
+    void shouldReadTheAggregateOfSeveralThreadsWithItsBlankColumns() {
+        // ucx_perftest 1.13.1 -t tag_bw -T 2: one row for the threads together, four numbers
+        String line = "Final:               3000000                         4.720                   3.23"
+                + "                  423760";
+        PerfFinal f = PerfFinal.parse(line).orElseThrow();
+        assertTrue(f.isAggregate());
+        assertEquals(3000000, f.iterations());
+        assertEquals(4.720, f.overallMicros());
+        assertEquals(3.23, f.bandwidthOverall());
+        assertEquals(423760, f.rateOverall());
+        assertTrue(Double.isNaN(f.percentileMicros()) && Double.isNaN(f.rateAverage()));
+        // and the runners print it character for character
+        assertEquals(line, PerfReport.formatRow("Final:", f));
+        assertTrue(PerfFinal.numbers("  100000   9.750   1.57   205172").orElseThrow().isAggregate(), "-f");
+        assertTrue(PerfFinal.parse("Final: 1 2 3").isEmpty());
+        assertTrue(PerfFinal.parse("Final: 1 2 3 4 5").isEmpty());
+        assertTrue(!PerfFinal.parse("Final: 1 1 1 1 1 1 1 1").orElseThrow().isAggregate());
+    }
 }

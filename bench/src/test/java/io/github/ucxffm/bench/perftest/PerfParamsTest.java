@@ -129,4 +129,46 @@ class PerfParamsTest {
         assertEquals(1, PerfTest.run(o, e, "-q"));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("-q is not supported"), err.toString());
     }
+
+    @Test
+    void shouldTakeWaitModeThreadsAndRanksAsUcxPerftestDoes() {
+        PerfParams p = PerfParams.parse("t", "h", "-t", "tag_lat", "-E", "sleep", "-T", "2", "-R", "99.9");
+        assertTrue(p.sleep());
+        assertEquals(2, p.threads());
+        assertEquals(99.9, p.percentile());
+        PerfParams d = PerfParams.parse("t", "h", "-t", "tag_lat");
+        assertFalse(d.sleep());
+        assertEquals(1, d.threads());
+        assertFalse(PerfParams.parse("t", "h", "-t", "tag_lat", "-E", "poll").sleep());
+        // ucx_perftest takes ranks from 0 (the minimum) to 100 (the maximum)
+        assertEquals(0.0, PerfParams.parse("t", "h", "-t", "tag_lat", "-R", "0").percentile());
+        assertEquals(100.0, PerfParams.parse("t", "h", "-t", "tag_lat", "-R", "100").percentile());
+        assertThrows(PerfParams.UsageException.class, () -> PerfParams.parse("t", "h", "-t", "tag_lat", "-R", "100.1"));
+        assertThrows(PerfParams.UsageException.class, () -> PerfParams.parse("t", "h", "-t", "tag_lat", "-E", "spin"));
+        assertThrows(PerfParams.UsageException.class, () -> PerfParams.parse("t", "h", "-t", "tag_lat", "-T", "0"));
+        assertThrows(PerfParams.UsageException.class, () -> PerfParams.parse("t", "h", "-t", "tag_lat", "-T",
+                Integer.toString(PerfParams.MAX_THREADS + 1)));
+        // ucx_perftest's -I prints extra information; its UCP wakeup -I never takes effect: refused, -E sleep named
+        String m = assertThrows(PerfParams.UsageException.class,
+                () -> PerfParams.parse("t", "h", "-t", "tag_lat", "-I")).getMessage();
+        assertTrue(m.contains("-E sleep"), m);
+    }
+
+    @Test
+    void shouldTakeWaitModeAndThreadsFromTheClientsRequest() {
+        PerfParams server = PerfParams.parse("t", "-E", "sleep", "-T", "4");
+        PerfParams client = PerfParams.parse("t", "h", "-t", "tag_bw", "-T", "3");
+        byte[] message = Handshake.request(client, new byte[0], 1);
+        PerfParams p = server.withRequest(Handshake.parseRequest(message, message.length));
+        assertFalse(p.sleep(), "the client's wait mode, not the server's");
+        assertEquals(3, p.threads());
+    }
+
+    @Test
+    void shouldRefuseToSleepInOneSidedTests() {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8);
+        assertEquals(1, PerfTest.run(System.out, e, "h", "-t", "ucp_put_bw", "-E", "sleep"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("one-sided"), err.toString());
+    }
 }

@@ -162,4 +162,48 @@ class PerfReportTest {
         assertEquals(0.040, f.percentileMicros(), 1e-9, "16 of the 20 samples are 40 ns");
         assertEquals((16 * 40 + 4 * 100) / 20.0 / 1000, f.overallMicros(), 1e-9);
     }
+
+    @Test
+    void shouldTakeRanksOverTheLast2048IterationsAsUcxPerftest() {
+        PerfReport r = new PerfReport(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                PerfTestType.TAG_BW, 8, 99.9, true);
+        long t = 0;
+        r.begin(t);
+        // 5000 iterations of 1 us, then 2048 of 1..2048 ns + 10 us: only the last 2048 count
+        for (int i = 0; i < 5000; i++) {
+            t += 1_000;
+            r.update(t);
+        }
+        for (int i = 1; i <= PerfReport.QUEUE; i++) {
+            t += 10_000 + i;
+            r.update(t);
+        }
+        // floor(2048 * 99.9 / 100) = 2045: the 3rd-highest of the last 2048
+        assertEquals((10_000 + 2046) / 1000.0, r.result().percentileMicros(), 1e-9);
+        PerfReport max = new PerfReport(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                PerfTestType.TAG_BW, 8, 100.0, true);
+        PerfReport min = new PerfReport(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                PerfTestType.TAG_BW, 8, 0.0, true);
+        t = 0;
+        max.begin(t);
+        min.begin(t);
+        for (int i = 1; i <= 1000; i++) {
+            t += i * 1_000L;
+            max.update(t);
+            min.update(t);
+        }
+        // fewer than 2048 iterations: the measured ones only, -R 100 the maximum and -R 0 the minimum
+        assertEquals(1000.0, max.result().percentileMicros(), 1e-9);
+        assertEquals(1.0, min.result().percentileMicros(), 1e-9);
+    }
+
+    @Test
+    void shouldLabelEachThreadsProgressRows() {
+        ByteArrayOutputStream b = new ByteArrayOutputStream();
+        PerfReport r = new PerfReport(new PrintStream(b, true, StandardCharsets.UTF_8), PerfTestType.TAG_BW, 8, 50.0,
+                false, 3);
+        r.begin(0);
+        r.update(2_000_000_000L); // past the one-second interval: a progress row
+        assertTrue(b.toString(StandardCharsets.UTF_8).startsWith("[thread 3]"), b.toString(StandardCharsets.UTF_8));
+    }
 }

@@ -34,6 +34,8 @@ class PerfTestRunTest {
         assertEquals(iterations, f.iterations(), all);
         assertTrue(f.percentileMicros() > 0 && f.overallMicros() > 0, all);
         assertTrue(f.bandwidthOverall() > 0 && f.rateOverall() > 0, all);
+        // both sides report the CPU time of their measured loop, which bench compare reads
+        assertTrue(o[0].output().contains(PerfRunner.CPU_LINE) && o[1].output().contains(PerfRunner.CPU_LINE), all);
         return f;
     }
 
@@ -98,6 +100,64 @@ class PerfTestRunTest {
                     "-t", "tag_lat", "-n", "10"), 60);
             assertNotEquals(0, o.exit(), o.output());
             assertTrue(o.output().contains("ucx-ffm perftest: failed"), o.output());
+        }
+    }
+
+    @Test
+    void shouldSleepOnTheEventFdWithMinusESleepOverShmAndTcp() throws Exception {
+        for (List<String> cell : List.of(List.of("shm", "tag_lat"), List.of("tcp", "tag_bw"))) {
+            try (RunnerPair pair = new RunnerPair(MAIN, Map.of("UCX_TLS", cell.get(0)))) {
+                RunnerPair.Outcome[] o = pair.run(List.of("-E", "sleep"), List.of("-t", cell.get(1), "-n", "2000",
+                        "-w", "10", "-E", "sleep"), 60);
+                assertRan(o, 2000);
+            }
+        }
+    }
+
+    @Test
+    void shouldTellTheUserToStartTheServerWithMinusESleepToo() throws Exception {
+        try (RunnerPair pair = new RunnerPair(MAIN, Map.of("UCX_TLS", "shm"))) {
+            RunnerPair.Outcome[] o = pair.run(List.of("-t", "tag_lat", "-n", "100", "-E", "sleep"), 60);
+            assertNotEquals(0, o[1].exit(), o[1].output());
+            assertTrue(o[1].output().contains("start the server with -E sleep too"), o[1].output());
+        }
+    }
+
+    /** A thread's progress row. */
+    static final java.util.regex.Pattern THREAD_ROW = java.util.regex.Pattern.compile("^\\[thread (\\d+)]",
+            java.util.regex.Pattern.MULTILINE);
+
+    @Test
+    void shouldRunAWorkerPerThreadWithMinusTAndAggregateAsUcxPerftest() throws Exception {
+        for (String tls : List.of("shm", "tcp")) {
+            try (RunnerPair pair = new RunnerPair(MAIN, Map.of("UCX_TLS", tls))) {
+                RunnerPair.Outcome[] o = pair.run(List.of("-T", "2"), List.of("-t", "tag_bw", "-n", "3000", "-w",
+                        "10", "-T", "2"), 90);
+                String all = "client:\n" + o[0].output() + "\nserver:\n" + o[1].output();
+                assertEquals(0, o[0].exit(), all);
+                assertEquals(0, o[1].exit(), all);
+                PerfFinal f = PerfFinal.lastIn(o[0].output()).orElseThrow(() -> new AssertionError(all));
+                // ucx_perftest's aggregate: the iterations of one thread, the latency and the rates of all
+                assertTrue(f.isAggregate(), all);
+                assertEquals(3000, f.iterations(), all);
+                assertTrue(f.overallMicros() > 0 && f.rateOverall() > 0 && f.bandwidthOverall() > 0, all);
+                // one Final line and one transports line for the process, however many threads
+                assertEquals(1, o[0].output().lines().filter(l -> l.startsWith("Final:")).count(), all);
+                assertEquals(1, o[0].output().lines().filter(l -> l.contains("transports: ")).count(), all);
+            }
+        }
+    }
+
+    @Test
+    void shouldRunPingPongsInThreads() throws Exception {
+        try (RunnerPair pair = new RunnerPair(MAIN, Map.of("UCX_TLS", "shm"))) {
+            RunnerPair.Outcome[] o = pair.run(List.of("-T", "2"), List.of("-t", "tag_lat", "-n", "500", "-w", "10",
+                    "-T", "2", "-f"), 90);
+            String all = "client:\n" + o[0].output() + "\nserver:\n" + o[1].output();
+            assertEquals(0, o[0].exit(), all);
+            // -f: the aggregate's four numbers without the prefix
+            assertTrue(o[0].output().lines().anyMatch(l -> PerfFinal.numbers(l).map(PerfFinal::isAggregate)
+                    .orElse(false) && PerfFinal.numbers(l).get().iterations() == 500), all);
         }
     }
 }
