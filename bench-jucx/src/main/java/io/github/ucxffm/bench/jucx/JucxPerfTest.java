@@ -56,7 +56,7 @@ public final class JucxPerfTest extends PerfRunner {
 
     static {
         Set<PerfTestType> s = EnumSet.allOf(PerfTestType.class);
-        s.removeIf(t -> t.operation().isAtomic() || t.operation() == PerfTestType.Operation.TAG_SYNC);
+        s.removeIf(t -> t.isUct() || t.operation().isAtomic() || t.operation() == PerfTestType.Operation.TAG_SYNC);
         SUPPORTED = Collections.unmodifiableSet(s);
     }
 
@@ -139,6 +139,10 @@ public final class JucxPerfTest extends PerfRunner {
     }
 
     private static void checkSupported(PerfTestType test) {
+        if (test.isUct()) {
+            throw new UnsupportedOperationException(test.testName() + " is a UCT test: JUCX binds UCP only (run it "
+                    + "with ./ucx-ffm perftest)");
+        }
         if (test.operation().isAtomic()) {
             throw new UnsupportedOperationException(test.testName() + " needs remote atomic operations, which JUCX "
                     + "1.15 does not offer (its UcpEndpoint has put, get, tag, stream and active messages only)");

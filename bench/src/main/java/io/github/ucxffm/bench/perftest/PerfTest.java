@@ -132,7 +132,17 @@ public final class PerfTest extends PerfRunner {
      * @return the exit status: 0 on success, 1 on failure or bad usage
      */
     public static int run(PrintStream out, PrintStream err, String... args) {
-        return PerfRunner.run(RUNNER, out, err, args, test -> { }, "", PerfTest::new);
+        // the UCT tests (-t am_lat..., or a server given -d) run on the raw UCT bindings, the others on UCP
+        return PerfRunner.run(RUNNER, out, err, args, test -> { }, "",
+                wantsUct(args) ? UctPerfTest::create : PerfTest::new);
+    }
+
+    private static boolean wantsUct(String... args) {
+        try {
+            return PerfParams.parse(RUNNER, args).isUct();
+        } catch (RuntimeException e) {
+            return false; // PerfRunner.run parses again and reports the error
+        }
     }
 
     // ---- session ------------------------------------------------------------------------------------------------
