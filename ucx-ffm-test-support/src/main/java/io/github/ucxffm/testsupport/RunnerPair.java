@@ -78,8 +78,24 @@ public final class RunnerPair implements AutoCloseable {
      * @throws Exception if a process cannot be started or waited for
      */
     public Outcome[] run(List<String> clientArgs, int seconds) throws Exception {
+        return run(List.of(), clientArgs, seconds);
+    }
+
+    /**
+     * Starts a server with extra options (a UCT server's {@code -d}, say), waits until it listens, runs a client
+     * against it and waits for both.
+     *
+     * @param serverArgs the server's options besides its port
+     * @param clientArgs the client's options, without host and port
+     * @param seconds    how long the client may take
+     * @return the client's outcome and the server's, in that order
+     * @throws Exception if a process cannot be started or waited for
+     */
+    public Outcome[] run(List<String> serverArgs, List<String> clientArgs, int seconds) throws Exception {
         int port = freePort();
-        ChildProcess server = start("server", List.of("-p", Integer.toString(port)));
+        List<String> serverCommand = new ArrayList<>(List.of("-p", Integer.toString(port)));
+        serverCommand.addAll(serverArgs);
+        ChildProcess server = start("server", serverCommand);
         try {
             server.awaitOutput("Waiting for connection", 30);
         } catch (AssertionError notListening) {
