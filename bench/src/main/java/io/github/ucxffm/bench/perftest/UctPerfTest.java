@@ -671,7 +671,9 @@ public final class UctPerfTest extends PerfRunner {
                 return;
             }
             if (status == INPROGRESS) {
-                INT.getAndAdd(comp, COMPLETION_COUNT, 1);
+                // cast: an unused result would be Object, boxed at every call
+                int before = (int) INT.getAndAdd(comp, COMPLETION_COUNT, 1);
+                assert before > 0;
                 progress();
                 return;
             }
