@@ -19,5 +19,7 @@ final class SampleRegistry {
                 RmaPingPong::run);
         Samples.register("block-store", "a remote block service: RMA blocks on active-message requests (--blocks N)",
                 BlockStore::run);
+        Samples.register("uct-pingpong", "ping-pong latency on UCT's raw transport layer (--transport TL "
+                + "--device DEV)", UctPingPong::run);
     }
 }

@@ -82,9 +82,10 @@ public final class RunnerPair implements AutoCloseable {
     }
 
     /**
-     * Starts a server with options of its own, waits until it listens, runs a client against it and waits for both.
+     * Starts a server with extra options (a UCT server's {@code -d}, say), waits until it listens, runs a client
+     * against it and waits for both.
      *
-     * @param serverArgs the server's options, without the port
+     * @param serverArgs the server's options besides its port
      * @param clientArgs the client's options, without host and port
      * @param seconds    how long the client may take
      * @return the client's outcome and the server's, in that order

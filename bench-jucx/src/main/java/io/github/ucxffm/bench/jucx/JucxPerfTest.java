@@ -56,7 +56,7 @@ public final class JucxPerfTest extends PerfRunner {
 
     static {
         Set<PerfTestType> s = EnumSet.allOf(PerfTestType.class);
-        s.removeIf(t -> t.operation().isAtomic() || t.operation() == PerfTestType.Operation.TAG_SYNC);
+        s.removeIf(t -> t.isUct() || t.operation().isAtomic() || t.operation() == PerfTestType.Operation.TAG_SYNC);
         SUPPORTED = Collections.unmodifiableSet(s);
     }
 
@@ -154,6 +154,10 @@ public final class JucxPerfTest extends PerfRunner {
         PerfTestType test = p.test();
         if (test == null) {
             return;
+        }
+        if (test.isUct()) {
+            throw new UnsupportedOperationException(test.testName() + " is a UCT test: JUCX binds UCP only (run it "
+                    + "with ./ucx-ffm perftest)");
         }
         if (p.sleep() && test.operation().isOneSided()) {
             throw new UnsupportedOperationException("-E sleep is for tag, stream and active-message tests: a "

@@ -71,7 +71,10 @@ class JucxPerfTestRunTest {
                 + "not offer"), err.toString());
         assertEquals(1, JucxPerfTest.run(o, e, "127.0.0.1", "-t", "tag_sync_lat"));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("synchronous tag sends"), err.toString());
-        assertEquals(PerfTestType.values().length - 6, JucxPerfTest.SUPPORTED.size());
+        long ucpTests = java.util.Arrays.stream(PerfTestType.values()).filter(t -> !t.isUct()).count();
+        assertEquals(ucpTests - 6, JucxPerfTest.SUPPORTED.size());
+        assertEquals(1, JucxPerfTest.run(o, e, "127.0.0.1", "-t", "am_lat", "-x", "posix", "-d", "memory"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("am_lat is a UCT test"), err.toString());
         assertEquals(1, JucxPerfTest.run(o, e, "127.0.0.1", "-t", "tag_bw", "-T", "2"));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("-T 2 is not supported"), err.toString());
         assertEquals(1, JucxPerfTest.run(o, e, "-T", "2"), "a server is refused too");

@@ -46,6 +46,24 @@ public final class Compare {
     /** The transports compared when none are given, and the {@code UCX_TLS} each runs with. */
     static final Map<String, String> DEFAULT_TRANSPORTS = Map.of("shm", "shm,tcp", "tcp", "tcp");
 
+    /** The UCT transports that run on shared memory (device {@code memory}); any other runs on device {@code lo}. */
+    static final Set<String> UCT_MEMORY_TRANSPORTS = Set.of("posix", "sysv", "cma", "xpmem", "knem");
+
+    /**
+     * One UCT test and size of the sweep, run over each UCT transport.
+     *
+     * @param test the UCT test
+     * @param size the message size
+     */
+    record UctCase(PerfTestType test, long size) {
+    }
+
+    /** The UCT cells of the default sweep: the latency tests at 8 B, the bandwidth tests at 8 B and 4 KiB. */
+    static final List<UctCase> DEFAULT_UCT = List.of(new UctCase(PerfTestType.AM_LAT, 8),
+            new UctCase(PerfTestType.PUT_LAT, 8), new UctCase(PerfTestType.AM_BW, 8),
+            new UctCase(PerfTestType.AM_BW, 4096), new UctCase(PerfTestType.PUT_BW, 8),
+            new UctCase(PerfTestType.PUT_BW, 4096));
+
     private static final String FFM_MAIN = "io.github.ucxffm.bench.perftest.PerfTest";
     private static final List<String> JVM_FLAGS = List.of("--enable-native-access=ALL-UNNAMED",
             "-Ducxffm.leakDetection=false", "-XX:+UseSerialGC", "-Xms128m", "-Xmx256m", "-XX:-UsePerfData");
@@ -68,10 +86,13 @@ public final class Compare {
      * @param retries     how many times a failed run is tried again (a connection the loaded machine let time out)
      * @param ranks       the percentile ranks each latency cell runs with ({@code -R}), one run per rank; 50 first
      * @param sections    the parts of the comparison to run
+     * @param uctTransports the UCT transports ({@code -x}) the UCT cells run over
+     * @param uct         the UCT tests and sizes, run over each of {@code uctTransports} (JUCX has no UCT)
      */
     record Options(int repetitions, List<Long> sizes, List<PerfTestType> tests, List<String> transports,
                    List<Impl> impls, double scale, long iterations, Path out, int timeout, Path root,
-                   String nativeCmd, boolean keepLogs, int retries, List<Double> ranks, List<Section> sections) {
+                   String nativeCmd, boolean keepLogs, int retries, List<Double> ranks, List<Section> sections,
+                   List<String> uctTransports, List<UctCase> uct) {
 
         /** The percentile ranks of latency cells when none are given. */
         static final List<Double> DEFAULT_RANKS = List.of(50.0, 99.0, 99.9);
@@ -93,13 +114,25 @@ public final class Compare {
             int retries = 1;
             List<Double> ranks = DEFAULT_RANKS;
             List<Section> sections = List.of(Section.MAIN, Section.WAKEUP, Section.THREADS);
+            List<String> uctTransports = List.of("posix", "tcp");
+            List<UctCase> uct = DEFAULT_UCT;
+            List<PerfTestType> uctTests = null;
             for (int i = 0; i < args.length; i++) {
                 String a = args[i];
                 if (a.equals("--quick")) {
                     reps = 1;
                     sizes = List.of(8L, 65536L);
                     tests = List.of(PerfTestType.TAG_LAT, PerfTestType.TAG_BW);
+                    uct = List.of();
                     scale = 0.05;
+                    continue;
+                }
+                if (a.equals("--uct")) {
+                    tests = List.of(); // the UCT cells alone
+                    continue;
+                }
+                if (a.equals("--no-uct")) {
+                    uct = List.of();
                     continue;
                 }
                 if (a.equals("--keep-logs")) {
@@ -124,11 +157,15 @@ public final class Compare {
                     }
                     case "--tests" -> {
                         List<PerfTestType> t = new ArrayList<>();
+                        List<PerfTestType> u = new ArrayList<>();
                         for (String x : v.split(",")) {
-                            t.add(PerfTestType.byName(x.trim()));
+                            PerfTestType test = PerfTestType.byName(x.trim());
+                            (test.isUct() ? u : t).add(test);
                         }
                         tests = t;
+                        uctTests = u;
                     }
+                    case "--uct-transports" -> uctTransports = List.of(v.split(","));
                     case "--transports" -> transports = List.of(v.split(","));
                     case "--impls" -> {
                         List<Impl> l = new ArrayList<>();
@@ -191,8 +228,35 @@ public final class Compare {
             if (out == null) {
                 out = root.resolve("bench").resolve("results");
             }
+            if (uctTests != null) {
+                // UCT tests named in --tests run at every size of --sizes
+                List<UctCase> c = new ArrayList<>();
+                for (PerfTestType t : uctTests) {
+                    for (long size : sizes) {
+                        c.add(new UctCase(t, size));
+                    }
+                }
+                uct = c;
+            }
             return new Options(reps, sizes, tests, transports, impls, scale, iterations, out, timeout, root,
-                    nativeCmd, keepLogs, retries, ranks, sections);
+                    nativeCmd, keepLogs, retries, ranks, sections, uctTransports, List.copyOf(uct));
+        }
+
+        /** The device a UCT transport runs on here: {@code memory} for shared memory, {@code lo} otherwise. */
+        static String uctDevice(String tl) {
+            return UCT_MEMORY_TRANSPORTS.contains(tl) ? "memory" : "lo";
+        }
+
+        /**
+         * The data layout ({@code -D}) of a UCT cell: puts are {@code zcopy} over tcp and cma, which have no short
+         * put, {@code short} elsewhere; active messages are {@code short} up to 64 bytes and {@code bcopy} above
+         * (posix takes short messages of 100 bytes at most).
+         */
+        static String uctLayout(String tl, PerfTestType test, long size) {
+            if (test.operation() == PerfTestType.Operation.PUT) {
+                return tl.equals("tcp") || tl.equals("cma") ? "zcopy" : "short";
+            }
+            return size <= 64 ? "short" : "bcopy";
         }
 
         private static long positive(String opt, String v) {
@@ -243,7 +307,7 @@ public final class Compare {
             if (iterations > 0) {
                 return iterations;
             }
-            double budget = transport.equals("shm") ? 2.1e9 : 5.2e8;
+            double budget = transport.equals("shm") || UCT_MEMORY_TRANSPORTS.contains(transport) ? 2.1e9 : 5.2e8;
             double n = budget / (size + 10_500.0) * scale;
             return Math.max(100, Math.round(n));
         }
@@ -258,8 +322,13 @@ public final class Compare {
 
               --reps N           runs per implementation and cell (3)
               --sizes LIST       message sizes, e.g. 8,4k,64k,1m (8,4096,65536,1048576)
-              --tests LIST       ucx_perftest test names (tag_lat,tag_bw,ucp_put_bw,stream_lat,ucp_am_lat)
+              --tests LIST       ucx_perftest test names (tag_lat,tag_bw,ucp_put_bw,stream_lat,ucp_am_lat); UCT tests
+                                 (am_lat, put_lat, am_bw, put_bw) among them run at every size over --uct-transports
               --transports LIST  shm (UCX_TLS=shm,tcp), tcp (UCX_TLS=tcp), or UCX_TLS values (shm,tcp)
+              --uct              the UCT cells alone: am_lat and put_lat at 8 B, am_bw and put_bw at 8 B and 4 KiB
+              --no-uct           no UCT cells (the default sweep has those above, native and ucx-ffm only)
+              --uct-transports LIST  UCT transports: posix, sysv, cma (device memory), tcp (device lo) (posix,tcp);
+                                 puts over tcp and cma are zcopy, active messages above 64 B bcopy, the rest short
               --impls LIST       native,ucx-ffm,jucx (all three)
               --scale F          factor on the default iteration counts (1.0)
               --iterations N     the same iteration count for every cell, instead of the defaults
@@ -272,7 +341,7 @@ public final class Compare {
                                  implementation (50,99,99.9); 50 is always run
               --sections LIST    main (the sweep), wakeup (8-byte tag_lat polling and sleeping, with CPU
                                  time), threads (8-byte tag_bw with 1 and 2 threads) (all three)
-              --quick            one run each of tag_lat and tag_bw at 8 B and 64 KiB, few iterations
+              --quick            one run each of tag_lat and tag_bw at 8 B and 64 KiB, few iterations, no UCT
             """;
 
     private final Options options;
@@ -465,6 +534,23 @@ public final class Compare {
                     }
                 }
             }
+            for (String tl : options.sections().contains(Section.MAIN) ? options.uctTransports()
+                    : List.<String>of()) {
+                for (UctCase c : options.uct()) {
+                    if (tl.equals("cma") && c.test().operation() == PerfTestType.Operation.AM) {
+                        continue; // cma has no active messages
+                    }
+                    Cell cell = new Cell(tl, c.test(), c.size());
+                    List<Double> ranks = CompareResults.isLatency(c.test()) ? options.ranks() : List.of(50.0);
+                    for (double rank : ranks) {
+                        for (Impl impl : options.impls()) {
+                            if (impl != Impl.JUCX) { // JUCX binds UCP only: its column stays empty
+                                jobs.add(new Job(impl, cell, rep, options.iterationsFor(tl, c.size()), rank));
+                            }
+                        }
+                    }
+                }
+            }
             for (String transport : options.transports()) {
                 if (options.sections().contains(Section.WAKEUP)) {
                     for (boolean sleep : new boolean[] {false, true}) {
@@ -542,7 +628,11 @@ public final class Compare {
 
     private Process start(List<String> command, String tls, Path log) throws IOException {
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile());
-        pb.environment().put("UCX_TLS", tls);
+        if (tls != null) {
+            pb.environment().put("UCX_TLS", tls);
+        } else {
+            pb.environment().remove("UCX_TLS"); // a UCT test names its transport with -x
+        }
         pb.environment().put("LC_ALL", "C");
         Process p = pb.start();
         live.add(p);
@@ -561,7 +651,8 @@ public final class Compare {
     private Run runOne(Job job, Path ffmJar, Path jucxJar, Path logs, int number, int attempt) throws IOException,
             InterruptedException {
         Cell cell = job.cell();
-        String tls = options.ucxTls(cell.transport());
+        boolean uct = cell.test().isUct();
+        String tls = uct ? null : options.ucxTls(cell.transport());
         String id = String.format(Locale.ROOT, "%03d-%s-%s-%s-%d-%s-R%s-r%d-a%d", number, job.impl().label(),
                 cell.transport().replace(',', '+'), cell.test().testName(), cell.size(),
                 cell.mode().replace(" ", "").replace("-", "main"), CompareResults.rankText(job.rank()),
@@ -581,6 +672,14 @@ public final class Compare {
         List<String> clientArgs = new ArrayList<>(List.of("127.0.0.1", "-p", Integer.toString(port), "-t",
                 cell.test().testName(), "-s", Long.toString(cell.size()), "-n", Long.toString(job.iterations()),
                 "-w", Long.toString(warmup), "-R", CompareResults.rankText(job.rank())));
+        if (uct) {
+            String dev = Options.uctDevice(cell.transport());
+            clientArgs.addAll(List.of("-x", cell.transport(), "-d", dev, "-D", Options.uctLayout(cell.transport(),
+                    cell.test(), cell.size())));
+            if (job.impl() == Impl.FFM) {
+                serverArgs.addAll(List.of("-d", dev)); // the ucx-ffm server serves UCT clients when given -d
+            }
+        }
         if (cell.sleep()) {
             serverArgs.addAll(List.of("-E", "sleep"));
             clientArgs.addAll(List.of("-E", "sleep"));

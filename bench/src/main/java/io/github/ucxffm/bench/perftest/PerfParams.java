@@ -24,10 +24,12 @@ import java.util.Locale;
  *                     do, block in {@code ucp_worker_wait} until the worker has events), {@code false} for
  *                     {@code poll} (call progress in a loop)
  * @param threads      threads ({@code -T}), each with its own worker and endpoint
+ * @param device       the UCT device ({@code -d}, UCT tests only), or {@code null}
+ * @param layout       the UCT data layout ({@code -D}, UCT tests only), or {@code null} for the default
  */
 public record PerfParams(String runner, PerfTestType test, long size, long iterations, long warmup, int port,
                          int window, String host, String transports, boolean finalOnly, double percentile,
-                         boolean sleep, int threads) {
+                         boolean sleep, int threads, String device, UctLayout layout) {
 
     /** The most threads {@code -T} takes. */
     public static final int MAX_THREADS = 64;
@@ -98,8 +100,16 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
                 + "     -f             print only final numbers\n"
                 + "     -h             show this help message\n"
                 + "\n"
+                + "  UCT tests (am_lat, put_lat, am_bw, put_bw):\n"
+                + "     -x <tl>        transport to use, e.g. posix, sysv, cma, tcp\n"
+                + "     -d <device>    device to use, e.g. memory (posix, sysv, cma) or lo (tcp)\n"
+                + "     -D <layout>    data layout for the sender side: short (default), bcopy or zcopy\n"
+                + "  A UCT server needs -d (any device; the client's -x and -d are used): it then listens on a\n"
+                + "  plain TCP socket for the address exchange, as ucx_perftest does, instead of a UCX listener.\n"
+                + "\n"
                 + "  Unlike ucx_perftest, which exchanges worker addresses over its own socket, client and server\n"
-                + "  connect through a UCX listener; endpoints have no peer error handling, as in ucx_perftest.\n";
+                + "  of UCP tests connect through a UCX listener; endpoints have no peer error handling, as in\n"
+                + "  ucx_perftest.\n";
     }
 
     private static String testList() {
@@ -133,6 +143,8 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
         double percentile = 50.0;
         boolean sleep = false;
         int threads = 1;
+        String device = null;
+        UctLayout layout = null;
         List<String> hosts = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
@@ -156,7 +168,7 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
                         + "information about the operation after the numbers (its UCP option -I, 'create context with "
                         + "wakeup feature enabled', is taken by the output option first and never reaches the test); "
                         + "to wait on the worker's event fd instead of polling, use -E sleep");
-                case 't', 's', 'n', 'w', 'p', 'O', 'x', 'R', 'E', 'T' -> {
+                case 't', 's', 'n', 'w', 'p', 'O', 'x', 'R', 'E', 'T', 'd', 'D' -> {
                     String value;
                     if (a.length() > 2) {
                         value = a.substring(2);
@@ -208,11 +220,24 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
                             }
                         }
                         case 'T' -> threads = (int) number(opt, value, 1, MAX_THREADS);
+                        case 'd' -> {
+                            if (value.isBlank()) {
+                                throw new UsageException("-d needs a device name, such as memory or lo");
+                            }
+                            device = value;
+                        }
+                        case 'D' -> {
+                            try {
+                                layout = UctLayout.byName(value);
+                            } catch (IllegalArgumentException e) {
+                                throw new UsageException(e.getMessage());
+                            }
+                        }
                         default -> throw new IllegalStateException();
                     }
                 }
                 default -> throw new UsageException("option " + (opt == '-' ? a : "-" + opt) + " is not supported by "
-                        + runner + " (supported: -t -s -n -w -O -p -x -R -E -T -f -h; see -h)");
+                        + runner + " (supported: -t -s -n -w -O -p -x -d -D -R -E -T -f -h; see -h)");
             }
         }
         if (hosts.size() > 1) {
@@ -228,7 +253,7 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
             throw new UsageException("the client needs the server's port: -p PORT");
         }
         PerfParams p = new PerfParams(runner, test, size, iterations, warmup, port, window, host, tls, finalOnly,
-                percentile, sleep, threads);
+                percentile, sleep, threads, device, layout);
         if (test != null) {
             p.validate();
         }
@@ -254,6 +279,22 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
      * @throws UsageException if the size does not suit the test
      */
     public void validate() {
+        if (test.isUct()) {
+            if (host != null && (transports == null || device == null)) {
+                throw new UsageException(test.testName() + " is a UCT test: it needs a transport and a device, -x TL "
+                        + "-d DEV (e.g. -x posix -d memory, -x tcp -d lo)");
+            }
+            if (transports != null && transports.contains(",")) {
+                throw new UsageException("a UCT test runs on one transport: -x " + transports);
+            }
+            if (test.operation() == PerfTestType.Operation.AM && size < Long.BYTES) {
+                throw new UsageException(test.testName() + " sends an 8-byte header in the message: -s 8 or more, "
+                        + "not " + size);
+            }
+        } else if (device != null || layout != null) {
+            throw new UsageException("-d and -D are for the UCT tests (am_lat, put_lat, am_bw, put_bw); "
+                    + test.testName() + " takes its transports from -x or UCX_TLS");
+        }
         if (test.operation().isAtomic() && size != 4 && size != 8) {
             throw new UsageException(test.testName() + " works on a 4- or 8-byte word: -s 4 or -s 8, not " + size);
         }
@@ -269,6 +310,25 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
      */
     public boolean isServer() {
         return host == null;
+    }
+
+    /**
+     * Whether this command line runs a UCT test: the client's test is one, or a server was given a device
+     * ({@code -d}), which makes it serve UCT clients over a plain socket.
+     *
+     * @return {@code true} for the UCT runner
+     */
+    public boolean isUct() {
+        return test != null ? test.isUct() : device != null;
+    }
+
+    /**
+     * The data layout of a UCT test: {@code -D}, or {@code short}, {@code ucx_perftest}'s default.
+     *
+     * @return the layout
+     */
+    public UctLayout effectiveLayout() {
+        return layout == null ? UctLayout.SHORT : layout;
     }
 
     /**
@@ -299,7 +359,22 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
     public PerfParams withRequest(Handshake.Request request) {
         PerfParams p = new PerfParams(runner, request.test(), request.size(), request.iterations(),
                 request.warmup(), port, request.window(), host, transports, finalOnly, percentile, request.sleep(),
-                request.threads());
+                request.threads(), device, layout);
+        p.validate();
+        return p;
+    }
+
+    /**
+     * The same parameters with the UCT transport, device and layout the client sent (on a UCT server).
+     *
+     * @param tl     the transport
+     * @param dev    the device
+     * @param layout the data layout
+     * @return the parameters to run with
+     */
+    public PerfParams withUct(String tl, String dev, UctLayout layout) {
+        PerfParams p = new PerfParams(runner, test, size, iterations, warmup, port, window, host, tl, finalOnly,
+                percentile, sleep, threads, dev, layout);
         p.validate();
         return p;
     }

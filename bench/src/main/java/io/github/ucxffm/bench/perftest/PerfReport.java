@@ -280,12 +280,27 @@ public final class PerfReport {
      * @param size   the message size
      */
     public static void printServerInfo(PrintStream out, String runner, PerfTestType test, long size) {
+        printServerInfo(out, "protocol layer", runner, test, "(automatic)", size);
+    }
+
+    /**
+     * The box a {@code ucx_perftest} server prints when the test starts, for either layer.
+     *
+     * @param out    where to print
+     * @param api    {@code protocol layer} or {@code transport layer}
+     * @param runner the implementation
+     * @param test   the test
+     * @param layout the data layout, e.g. {@code short}
+     * @param size   the message size
+     */
+    public static void printServerInfo(PrintStream out, String api, String runner, PerfTestType test, String layout,
+                                       long size) {
         String rule = "+" + "-".repeat(106) + "+";
         out.println(rule);
-        out.println(infoLine("API:          protocol layer"));
+        out.println(infoLine("API:          " + api));
         out.println(infoLine("Runner:       " + runner));
         out.println(infoLine("Test:         " + test.description()));
-        out.println(infoLine("Data layout:  (automatic)"));
+        out.println(infoLine("Data layout:  " + layout));
         out.println(infoLine("Send memory:  host"));
         out.println(infoLine("Recv memory:  host"));
         out.println(infoLine("Message size: " + size));

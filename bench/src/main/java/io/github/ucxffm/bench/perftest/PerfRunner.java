@@ -169,7 +169,8 @@ public abstract class PerfRunner implements AutoCloseable {
             }
             return 1;
         }
-        String tls = p.ucxTransports(System.getenv("UCX_TLS"));
+        // a UCT test names its transport (-x) and device (-d) itself; UCX_TLS is for UCP
+        String tls = p.isUct() ? p.transports() : p.ucxTransports(System.getenv("UCX_TLS"));
         try (PerfRunner t = factory.create(out, err, tls, p)) {
             if (p.isServer()) {
                 t.serve(p);

@@ -180,7 +180,9 @@ public final class PerfTest extends PerfRunner {
      * @return the exit status: 0 on success, 1 on failure or bad usage
      */
     public static int run(PrintStream out, PrintStream err, String... args) {
-        return PerfRunner.run(RUNNER, out, err, args, PerfTest::check, "", PerfTest::new);
+        // the UCT tests (-t am_lat..., or a server given -d) run on the raw UCT bindings, the others on UCP
+        return PerfRunner.run(RUNNER, out, err, args, PerfTest::check, "",
+                wantsUct(args) ? UctPerfTest::create : PerfTest::new);
     }
 
     /** What this runner cannot run: a one-sided test sleeping (a put or get raises no event on its target). */
@@ -188,6 +190,14 @@ public final class PerfTest extends PerfRunner {
         if (p.sleep() && p.test() != null && p.test().operation().isOneSided()) {
             throw new UnsupportedOperationException("-E sleep is for tag, stream and active-message tests: a "
                     + "one-sided operation raises no event at its target, whose side would sleep for ever");
+        }
+    }
+
+    private static boolean wantsUct(String... args) {
+        try {
+            return PerfParams.parse(RUNNER, args).isUct();
+        } catch (RuntimeException e) {
+            return false; // PerfRunner.run parses again and reports the error
         }
     }
 

@@ -3,7 +3,8 @@ package io.github.ucxffm.bench.perftest;
 import java.util.Locale;
 
 /**
- * The UCP tests of {@code ucx_perftest} that the Java runners implement, with the shape each has there: a ping-pong
+ * The tests of {@code ucx_perftest} that the Java runners implement (UCP tests, and four UCT tests that only the
+ * ucx-ffm runner runs), with the shape each has there: a ping-pong
  * (the latency is half a round trip) or a one-way stream of operations with a window of outstanding ones, the label
  * of the first column group ({@code latency} or {@code overhead}) and the default window ({@code -O}).
  * <p>
@@ -41,7 +42,23 @@ public enum PerfTestType {
     /** Atomic swaps; one in flight by default. */
     UCP_SWAP("atomic swap latency / bandwidth / rate", Pattern.STREAM, Operation.SWAP, 1),
     /** Atomic compare-and-swaps; one in flight by default. */
-    UCP_CSWAP("atomic compare-and-swap latency / bandwidth / rate", Pattern.STREAM, Operation.CSWAP, 1);
+    UCP_CSWAP("atomic compare-and-swap latency / bandwidth / rate", Pattern.STREAM, Operation.CSWAP, 1),
+    /** UCT active-message ping-pong ({@code uct_ep_am_*} and an AM handler). */
+    AM_LAT("active message latency", Pattern.PING_PONG, Operation.AM, 1, Api.UCT),
+    /** UCT put ping-pong through memory, as {@code ucp_put_lat}. */
+    PUT_LAT("put latency", Pattern.PING_PONG, Operation.PUT, 1, Api.UCT),
+    /** UCT active messages with the receiver's acknowledgements as flow control. */
+    AM_BW("active message bandwidth / message rate", Pattern.STREAM, Operation.AM, 32, Api.UCT),
+    /** UCT puts, ended by a sentinel put the receiver waits for. */
+    PUT_BW("put bandwidth / message rate", Pattern.STREAM, Operation.PUT, 32, Api.UCT);
+
+    /** The UCX layer a test measures. */
+    public enum Api {
+        /** The protocol layer, {@code ucp_*}: the transports come from {@code UCX_TLS}. */
+        UCP,
+        /** The transport layer, {@code uct_*}: one transport and device, {@code -x TL -d DEV}. */
+        UCT
+    }
 
     /** How the two sides take turns. */
     public enum Pattern {
@@ -89,12 +106,36 @@ public enum PerfTestType {
     private final Pattern pattern;
     private final Operation operation;
     private final int defaultWindow;
+    private final Api api;
 
     PerfTestType(String description, Pattern pattern, Operation operation, int defaultWindow) {
+        this(description, pattern, operation, defaultWindow, Api.UCP);
+    }
+
+    PerfTestType(String description, Pattern pattern, Operation operation, int defaultWindow, Api api) {
         this.description = description;
         this.pattern = pattern;
         this.operation = operation;
         this.defaultWindow = defaultWindow;
+        this.api = api;
+    }
+
+    /**
+     * The UCX layer the test measures.
+     *
+     * @return {@link Api#UCP} or {@link Api#UCT}
+     */
+    public Api api() {
+        return api;
+    }
+
+    /**
+     * Whether the test is one of {@code ucx_perftest}'s UCT tests, run on one transport and device.
+     *
+     * @return {@code true} for {@code am_lat}, {@code put_lat}, {@code am_bw}, {@code put_bw}
+     */
+    public boolean isUct() {
+        return api == Api.UCT;
     }
 
     /**

@@ -39,7 +39,7 @@ class CompareOptionsTest {
         assertEquals(5, o.repetitions());
         assertThrows(IllegalArgumentException.class, () -> Compare.Options.parse("--sizes", "huge"));
         assertThrows(IllegalArgumentException.class, () -> Compare.Options.parse("--reps", "0"));
-        assertThrows(IllegalArgumentException.class, () -> Compare.Options.parse("--tests", "am_lat"));
+        assertThrows(IllegalArgumentException.class, () -> Compare.Options.parse("--tests", "add_lat"));
         assertThrows(IllegalArgumentException.class, () -> Compare.Options.parse("--bogus", "1"));
         assertThrows(IllegalArgumentException.class, () -> Compare.Options.parse("--reps"));
     }
@@ -56,6 +56,40 @@ class CompareOptionsTest {
         Compare.Options quick = Compare.Options.parse("--quick");
         assertEquals(1, quick.repetitions());
         assertEquals(List.of(PerfTestType.TAG_LAT, PerfTestType.TAG_BW), quick.tests());
+        assertTrue(quick.uct().isEmpty(), "--quick runs no UCT cell");
+        assertEquals(o.iterationsFor("shm", 8), o.iterationsFor("posix", 8), "UCT shared memory counts as shm");
+        assertEquals(o.iterationsFor("tcp", 8), o.iterationsFor("tcp", 8));
+    }
+
+    @Test
+    void shouldPlanUctCellsForNativeAndUcxFfmOnly() {
+        Compare.Options o = Compare.Options.parse("--reps", "1");
+        List<Compare.Job> uct = Compare.plan(o).stream().filter(j -> j.cell().test().isUct()).toList();
+        // the default: am_lat, put_lat at 8 B, am_bw, put_bw at 8 B and 4 KiB, over posix and tcp, two impls
+        assertEquals(2 * 6 * 2, uct.size());
+        assertFalse(uct.stream().anyMatch(j -> j.impl() == Impl.JUCX), "JUCX has no UCT");
+        assertEquals(List.of("posix", "tcp"), o.uctTransports());
+        assertEquals(List.of(Impl.NATIVE, Impl.FFM), uct.subList(0, 2).stream().map(Compare.Job::impl).toList());
+
+        Compare.Options only = Compare.Options.parse("--uct", "--reps", "1");
+        assertTrue(Compare.plan(only).stream().allMatch(j -> j.cell().test().isUct()));
+        assertTrue(Compare.plan(Compare.Options.parse("--no-uct")).stream().noneMatch(j -> j.cell().test().isUct()));
+
+        Compare.Options named = Compare.Options.parse("--tests", "tag_lat,put_bw", "--sizes", "8,4k",
+                "--uct-transports", "cma,posix", "--reps", "1", "--transports", "tcp");
+        List<Compare.Job> jobs = Compare.plan(named);
+        assertEquals(List.of(PerfTestType.TAG_LAT), named.tests());
+        assertEquals(2 * 3 + 2 * 2 * 2, jobs.size(), "tag_lat: 2 sizes x 3 impls; put_bw: 2 tls x 2 sizes x 2");
+        assertTrue(Compare.plan(Compare.Options.parse("--tests", "am_lat", "--uct-transports", "cma")).isEmpty(),
+                "cma has no active messages");
+
+        assertEquals("memory", Compare.Options.uctDevice("posix"));
+        assertEquals("lo", Compare.Options.uctDevice("tcp"));
+        assertEquals("zcopy", Compare.Options.uctLayout("tcp", PerfTestType.PUT_LAT, 8));
+        assertEquals("zcopy", Compare.Options.uctLayout("cma", PerfTestType.PUT_BW, 4096));
+        assertEquals("short", Compare.Options.uctLayout("posix", PerfTestType.PUT_BW, 4096));
+        assertEquals("short", Compare.Options.uctLayout("posix", PerfTestType.AM_BW, 8));
+        assertEquals("bcopy", Compare.Options.uctLayout("posix", PerfTestType.AM_BW, 4096));
     }
 
     @Test

@@ -59,14 +59,14 @@ class PerfParamsTest {
 
     @Test
     void shouldRejectWhatItCannotRunWithAReason() {
-        assertTrue(assertThrows(PerfParams.UsageException.class, () -> PerfParams.parse("t", "-d", "mlx5_0"))
-                .getMessage().contains("-d is not supported"));
+        assertTrue(assertThrows(PerfParams.UsageException.class, () -> PerfParams.parse("t", "-M", "multi"))
+                .getMessage().contains("-M is not supported"));
         // a long option is named whole, not as "--"; --help is -h
         assertThrows(PerfParams.HelpRequested.class, () -> PerfParams.parse("t", "--help"));
         assertTrue(assertThrows(PerfParams.UsageException.class, () -> PerfParams.parse("t", "--size=8"))
                 .getMessage().contains("option --size=8 is not supported"));
-        assertTrue(assertThrows(PerfParams.UsageException.class, () -> PerfParams.parse("t", "h", "-t", "am_lat"))
-                .getMessage().contains("unknown test 'am_lat'"));
+        assertTrue(assertThrows(PerfParams.UsageException.class, () -> PerfParams.parse("t", "h", "-t", "add_lat"))
+                .getMessage().contains("unknown test 'add_lat'"));
         assertTrue(assertThrows(PerfParams.UsageException.class, () -> PerfParams.parse("t", "h"))
                 .getMessage().contains("needs a test"));
         assertTrue(assertThrows(PerfParams.UsageException.class,
@@ -170,5 +170,33 @@ class PerfParamsTest {
         PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8);
         assertEquals(1, PerfTest.run(System.out, e, "h", "-t", "ucp_put_bw", "-E", "sleep"));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("one-sided"), err.toString());
+    }
+
+    @Test
+    void shouldParseTheUctOptionsAndTellTheTwoLayersApart() {
+        PerfParams p = PerfParams.parse("t", "h", "-t", "am_lat", "-x", "posix", "-d", "memory");
+        assertTrue(p.isUct());
+        assertEquals("posix", p.transports());
+        assertEquals("memory", p.device());
+        assertEquals(UctLayout.SHORT, p.effectiveLayout());
+        assertEquals(1, p.effectiveWindow());
+        p = PerfParams.parse("t", "h", "-t", "put_bw", "-x", "tcp", "-dlo", "-D", "zcopy", "-s", "4096");
+        assertEquals(UctLayout.ZCOPY, p.effectiveLayout());
+        assertEquals("lo", p.device());
+        assertEquals(32, p.effectiveWindow());
+        assertTrue(PerfParams.parse("t", "-p", "1", "-d", "memory").isUct(), "a server with -d serves UCT tests");
+        assertFalse(PerfParams.parse("t", "-p", "1").isUct());
+        assertFalse(PerfParams.parse("t", "h", "-t", "ucp_am_lat").isUct());
+
+        assertTrue(assertThrows(PerfParams.UsageException.class, () -> PerfParams.parse("t", "h", "-t", "am_bw",
+                "-x", "posix")).getMessage().contains("needs a transport and a device"));
+        assertTrue(assertThrows(PerfParams.UsageException.class, () -> PerfParams.parse("t", "h", "-t", "am_bw",
+                "-x", "posix,tcp", "-d", "memory")).getMessage().contains("one transport"));
+        assertTrue(assertThrows(PerfParams.UsageException.class, () -> PerfParams.parse("t", "h", "-t", "am_lat",
+                "-x", "posix", "-d", "memory", "-s", "4")).getMessage().contains("8-byte header"));
+        assertTrue(assertThrows(PerfParams.UsageException.class, () -> PerfParams.parse("t", "h", "-t", "am_lat",
+                "-x", "posix", "-d", "memory", "-D", "shortiov")).getMessage().contains("shortiov is not supported"));
+        assertTrue(assertThrows(PerfParams.UsageException.class, () -> PerfParams.parse("t", "h", "-t", "tag_lat",
+                "-d", "memory")).getMessage().contains("-d and -D are for the UCT tests"));
     }
 }
