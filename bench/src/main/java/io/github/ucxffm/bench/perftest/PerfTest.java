@@ -58,6 +58,12 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 public final class PerfTest extends PerfRunner {
 
     static final String RUNNER = "ucx-ffm perftest";
+    /**
+     * Whether the runner's endpoints get an error callback: not by default, as {@code ucx_perftest}'s have none,
+     * which lets the workers make critical calls in tests that register no active-message handler; the system
+     * property {@code ucxffm.perftest.errorCallback=true} gives them one, to measure what the critical calls buy.
+     */
+    static final boolean ERROR_CALLBACK = Boolean.getBoolean("ucxffm.perftest.errorCallback");
     private static final Duration HANDSHAKE_TIMEOUT = Duration.ofSeconds(30);
     private static final VarHandle BYTE = JAVA_BYTE.varHandle();
 
@@ -215,8 +221,9 @@ public final class PerfTest extends PerfRunner {
             }
         }
         // as ucx_perftest's: no peer error handling and no error callback, so that nothing can call back into Java
-        // during the measured calls and the worker makes them critical (UcpWorker, "Critical calls")
-        endpoint = worker.connect(request.endpointParams().peerErrorHandling(false).errorCallback(false));
+        // during the measured calls and the worker makes them critical (UcpWorker, "Critical calls"); see
+        // ERROR_CALLBACK
+        endpoint = worker.connect(request.endpointParams().peerErrorHandling(false).errorCallback(ERROR_CALLBACK));
         InetSocketAddress client = request.clientAddress();
         out.println("Accepted connection from " + (client == null ? "?" : client.getHostString() + ":"
                 + client.getPort()));
@@ -272,7 +279,7 @@ public final class PerfTest extends PerfRunner {
                 LockSupport.parkNanos(50_000);
             }
         }
-        endpoint = worker.connect(request.endpointParams().peerErrorHandling(false).errorCallback(false));
+        endpoint = worker.connect(request.endpointParams().peerErrorHandling(false).errorCallback(ERROR_CALLBACK));
         listener.close();
         params = p;
         prepare();
@@ -291,7 +298,7 @@ public final class PerfTest extends PerfRunner {
     protected void client(PerfParams p) throws Exception {
         params = p;
         endpoint = worker.connect(UcpEndpoint.Params.socket(new InetSocketAddress(p.host(), p.port()))
-                .peerErrorHandling(false).errorCallback(false));
+                .peerErrorHandling(false).errorCallback(ERROR_CALLBACK));
         prepare();
         boolean putLat = p.test() == PerfTestType.UCP_PUT_LAT;
         byte[] packed = putLat ? recvMemory.packRemoteKey() : new byte[0];
@@ -328,7 +335,7 @@ public final class PerfTest extends PerfRunner {
     private void clientThread(PerfParams p, int port) throws Exception {
         params = p;
         endpoint = worker.connect(UcpEndpoint.Params.socket(new InetSocketAddress(p.host(), port))
-                .peerErrorHandling(false).errorCallback(false));
+                .peerErrorHandling(false).errorCallback(ERROR_CALLBACK));
         prepare();
         boolean putLat = p.test() == PerfTestType.UCP_PUT_LAT;
         byte[] packed = putLat ? recvMemory.packRemoteKey() : new byte[0];

@@ -65,8 +65,9 @@ class CompareOptionsTest {
     void shouldPlanUctCellsForNativeAndUcxFfmOnly() {
         Compare.Options o = Compare.Options.parse("--reps", "1");
         List<Compare.Job> uct = Compare.plan(o).stream().filter(j -> j.cell().test().isUct()).toList();
-        // the default: am_lat, put_lat at 8 B, am_bw, put_bw at 8 B and 4 KiB, over posix and tcp, two impls
-        assertEquals(2 * 6 * 2, uct.size());
+        // the default: am_lat, put_lat at 8 B (each at the three ranks), am_bw, put_bw at 8 B and 4 KiB, over posix
+        // and tcp, two impls
+        assertEquals(2 * (2 * 3 + 4) * 2, uct.size());
         assertFalse(uct.stream().anyMatch(j -> j.impl() == Impl.JUCX), "JUCX has no UCT");
         assertEquals(List.of("posix", "tcp"), o.uctTransports());
         assertEquals(List.of(Impl.NATIVE, Impl.FFM), uct.subList(0, 2).stream().map(Compare.Job::impl).toList());
@@ -79,7 +80,8 @@ class CompareOptionsTest {
                 "--uct-transports", "cma,posix", "--reps", "1", "--transports", "tcp");
         List<Compare.Job> jobs = Compare.plan(named);
         assertEquals(List.of(PerfTestType.TAG_LAT), named.tests());
-        assertEquals(2 * 3 + 2 * 2 * 2, jobs.size(), "tag_lat: 2 sizes x 3 impls; put_bw: 2 tls x 2 sizes x 2");
+        assertEquals(2 * 3 * 3 + 2 * 2 * 2, jobs.size(),
+                "tag_lat: 2 sizes x 3 impls x 3 ranks; put_bw: 2 tls x 2 sizes x 2");
         assertTrue(Compare.plan(Compare.Options.parse("--tests", "am_lat", "--uct-transports", "cma")).isEmpty(),
                 "cma has no active messages");
 
