@@ -888,6 +888,7 @@ public final class Compare {
             m.put("date", LocalDateTime.now().toString());
             m.put("cpu", cpuModel() + ", " + Runtime.getRuntime().availableProcessors() + " cores");
             m.put("kernel", System.getProperty("os.name") + " " + System.getProperty("os.version"));
+            m.put("system", system()); // in a release's root (--release), that release's
             m.put("jdk", System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"));
             m.put("ucx", ucxVersion());
             m.put("native", nativeCmd);
@@ -918,6 +919,20 @@ public final class Compare {
                 // fall through
             }
             return System.getProperty("os.arch");
+        }
+
+        /** The distribution: {@code PRETTY_NAME} of {@code /etc/os-release}. */
+        private static String system() {
+            try {
+                for (String line : Files.readAllLines(Path.of("/etc/os-release"))) {
+                    if (line.startsWith("PRETTY_NAME=")) {
+                        return line.substring(line.indexOf('=') + 1).replace("\"", "").trim();
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                // fall through
+            }
+            return "unknown";
         }
 
         private static String ucxVersion() {
