@@ -128,7 +128,8 @@ public final class Compare {
                     continue;
                 }
                 if (a.equals("--uct")) {
-                    tests = List.of(); // the UCT cells alone
+                    tests = List.of(); // the UCT cells alone: no UCP cell, no wakeup or threads section
+                    sections = List.of(Section.MAIN);
                     continue;
                 }
                 if (a.equals("--no-uct")) {

@@ -77,12 +77,13 @@ class CompareOptionsTest {
         assertTrue(Compare.plan(Compare.Options.parse("--no-uct")).stream().noneMatch(j -> j.cell().test().isUct()));
 
         Compare.Options named = Compare.Options.parse("--tests", "tag_lat,put_bw", "--sizes", "8,4k",
-                "--uct-transports", "cma,posix", "--reps", "1", "--transports", "tcp");
+                "--uct-transports", "cma,posix", "--reps", "1", "--transports", "tcp", "--sections", "main");
         List<Compare.Job> jobs = Compare.plan(named);
         assertEquals(List.of(PerfTestType.TAG_LAT), named.tests());
         assertEquals(2 * 3 * 3 + 2 * 2 * 2, jobs.size(),
                 "tag_lat: 2 sizes x 3 impls x 3 ranks; put_bw: 2 tls x 2 sizes x 2");
-        assertTrue(Compare.plan(Compare.Options.parse("--tests", "am_lat", "--uct-transports", "cma")).isEmpty(),
+        assertTrue(Compare.plan(Compare.Options.parse("--tests", "am_lat", "--uct-transports", "cma", "--sections",
+                "main")).isEmpty(),
                 "cma has no active messages");
 
         assertEquals("memory", Compare.Options.uctDevice("posix"));
