@@ -37,17 +37,22 @@ final class Libc {
      * Waits until {@code fd} is readable or {@code timeoutMillis} passed ({@code poll(2)}). An interrupted or failed
      * poll returns early too: callers wait in a loop that re-checks their condition and deadline.
      */
-    static void awaitReadable(int fd, int timeoutMillis) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment pollfd = arena.allocate(8, 4); // struct pollfd { int fd; short events; short revents; }
-            pollfd.set(JAVA_INT, 0, fd);
-            pollfd.set(JAVA_SHORT, 4, POLLIN);
-            int ignored = (int) POLL.invokeExact(pollfd, 1L, timeoutMillis);
+    static void awaitReadable(MemorySegment pollFd, int fd, int timeoutMillis) {
+        pollFd.set(JAVA_INT, 0, fd);
+        pollFd.set(JAVA_SHORT, 4, POLLIN);
+        pollFd.set(JAVA_SHORT, 6, (short) 0);
+        try {
+            int ignored = (int) POLL.invokeExact(pollFd, 1L, timeoutMillis);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
+    }
+
+    /** A {@code struct pollfd { int fd; short events; short revents; }} for {@link #awaitReadable}. */
+    static MemorySegment pollFd(Arena arena) {
+        return arena.allocate(8, 4);
     }
 
     /** Runs {@code print} with a C {@code FILE *} that writes to memory, and returns what it wrote. */

@@ -40,6 +40,8 @@ final class Scratch {
     final long streamRecvAllParam;
     /** Flags only; the flags field is written per call: polled active-message sends. */
     final MemorySegment amSendParam;
+    /** A {@code struct pollfd} for sleeping on the worker's event fd ({@code Idle.BLOCK}). */
+    final MemorySegment pollFd;
     long receivedTag;
     long receivedLength;
 
@@ -60,6 +62,7 @@ final class Scratch {
         streamRecvParam = flagsParam(arena, 0).address();
         streamRecvAllParam = flagsParam(arena, UCP_STREAM_RECV_FLAG_WAITALL()).address();
         amSendParam = flagsParam(arena, 0);
+        pollFd = Libc.pollFd(arena);
     }
 
     private static MemorySegment flagsParam(Arena arena, int flags) {

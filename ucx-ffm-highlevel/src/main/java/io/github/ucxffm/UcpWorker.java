@@ -64,6 +64,8 @@ public final class UcpWorker extends UcxHandle {
     /** The worker's native memory: upcall stubs, scratch structs, the stream-poll array. */
     private final Arena arena = Arena.ofShared();
     private final MemorySegment handle;
+    /** {@link #eventFd()}, once asked; -1 before. Written by any thread alike, so a race only asks UCX twice. */
+    private volatile int eventFd = -1;
 
     // The parts; final, of final classes, so that the JIT calls them directly.
     final Scratch.Source scratch;
@@ -223,11 +225,17 @@ public final class UcpWorker extends UcxHandle {
      */
     public int eventFd() {
         requireWakeup();
-        try (Arena call = Arena.ofConfined()) {
-            MemorySegment fd = call.allocate(JAVA_INT);
-            Status.check(ucp_worker_get_efd(handle(), fd), "ucp_worker_get_efd");
-            return fd.get(JAVA_INT, 0);
+        MemorySegment h = handle();
+        int fd = eventFd;
+        if (fd < 0) { // asked once: the descriptor is the worker's for its whole life, and Idle.BLOCK asks each time
+            try (Arena call = Arena.ofConfined()) {
+                MemorySegment out = call.allocate(JAVA_INT);
+                Status.check(ucp_worker_get_efd(h, out), "ucp_worker_get_efd");
+                fd = out.get(JAVA_INT, 0);
+            }
+            eventFd = fd;
         }
+        return fd;
     }
 
     private void requireWakeup() {
@@ -356,7 +364,8 @@ public final class UcpWorker extends UcxHandle {
                 // event fd with the time left is what it does otherwise.
                 long left = deadline - System.nanoTime();
                 if (left > 0 && arm()) {
-                    Libc.awaitReadable(eventFd(), (int) Math.min(Integer.MAX_VALUE, left / 1_000_000 + 1));
+                    Libc.awaitReadable(scratch.get().pollFd, eventFd(),
+                            (int) Math.min(Integer.MAX_VALUE, left / 1_000_000 + 1));
                 }
             }
         }

@@ -679,6 +679,9 @@ public final class Compare {
                     cell.test(), cell.size())));
             if (job.impl() == Impl.FFM) {
                 serverArgs.addAll(List.of("-d", dev)); // the ucx-ffm server serves UCT clients when given -d
+            } else {
+                // ucx_perftest 1.23's server refuses a UCT test without its own -d (1.13's takes the client's)
+                serverArgs.addAll(List.of("-x", cell.transport(), "-d", dev));
             }
         }
         if (cell.sleep()) {
