@@ -552,8 +552,8 @@ public final class UcpEndpoint extends UcxHandle {
         long ep = handle().address();
         Buffers.checkRange(buffer, offset, length);
         Scratch s = worker.scratch.get();
-        long result = RawCalls.streamRecv(worker.requests.quiet(), ep, buffer.address() + offset, length, s.lengthAddress,
-                waitAll ? s.streamRecvAllParam : s.streamRecvParam);
+        long result = RawCalls.streamRecv(worker.requests.quiet(), ep, buffer.address() + offset, length,
+                s.lengthAddress, waitAll ? s.streamRecvAllParam : s.streamRecvParam);
         if (result == 0) {
             return worker.requests.completedReceive("ucp_stream_recv_nbx", s.length.get(JAVA_LONG, 0), 0, 0);
         }
