@@ -573,35 +573,37 @@ public final class CompareResults {
      */
     public String secondaryTables() {
         StringBuilder b = new StringBuilder();
-        String tails = statsTable(Section.MAIN);
-        if (!tails.isEmpty()) {
-            b.append("\nAverages and tails (medians over the repetitions). avg: overall time per iteration in us (one\n")
-                    .append("way for ping-pongs, overhead per message for bandwidth tests), from every run of the cell;\n")
-                    .append("p99, p99.9: from the runs made with -R 99 and -R 99.9, each taken, as ucx_perftest does,\n")
-                    .append("over the most recent 2048 iterations of its run (p99.9 is the 3rd-highest of those 2048).\n\n")
-                    .append(tails);
-        }
-        String wakeup = statsTable(Section.WAKEUP);
-        if (!wakeup.isEmpty()) {
-            b.append("\nWaiting: poll (-E poll, progress in a loop) against sleep (-E sleep, ucp_worker_wait when\n")
-                    .append("progress finds nothing). cpu s/M: CPU seconds of server and client together (utime +\n")
-                    .append("stime from /proc) per million iterations, from their connection to their exit, warm-up\n")
-                    .append("included (the JVM's compilers work during warm-up); loop cpu/M: the same over the measured\n")
-                    .append("loop only, as the Java runners report it (native: its cpu s/M, a C program's warm-up costing\n")
-                    .append("what its loop does). Two spinning processes cost about 2 s per second of run.\n\n")
-                    .append(wakeup);
-        }
-        String threads = statsTable(Section.THREADS);
-        if (!threads.isEmpty()) {
-            b.append("\nThreads (-T): one worker and endpoint per thread on each side. msg/s: the sum of the\n")
-                    .append("threads' overall message rates; avg: the mean of their overall times per message, as\n")
-                    .append("ucx_perftest aggregates them.\n\n")
-                    .append(threads);
-        }
+        appendCaptioned(b, Section.MAIN, """
+                Averages and tails (medians over the repetitions). avg: overall time per iteration in us (one
+                way for ping-pongs, overhead per message for bandwidth tests), from every run of the cell;
+                p99, p99.9: from the runs made with -R 99 and -R 99.9, each taken, as ucx_perftest does,
+                over the most recent 2048 iterations of its run (p99.9 is the 3rd-highest of those 2048).
+                """);
+        appendCaptioned(b, Section.WAKEUP, """
+                Waiting: poll (-E poll, progress in a loop) against sleep (-E sleep, ucp_worker_wait when
+                progress finds nothing). cpu s/M: CPU seconds of server and client together (utime +
+                stime from /proc) per million iterations, from their connection to their exit, warm-up
+                included (the JVM's compilers work during warm-up); loop cpu/M: the same over the measured
+                loop only, as the Java runners report it (native: its cpu s/M, a C program's warm-up costing
+                what its loop does). Two spinning processes cost about 2 s per second of run.
+                """);
+        appendCaptioned(b, Section.THREADS, """
+                Threads (-T): one worker and endpoint per thread on each side. msg/s: the sum of the
+                threads' overall message rates; avg: the mean of their overall times per message, as
+                ucx_perftest aggregates them.
+                """);
         for (String note : notes) {
             b.append("\nnote: ").append(note).append('\n');
         }
         return b.toString();
+    }
+
+    /** The section's statistics table under its caption (which ends with a newline), if it has any rows. */
+    private void appendCaptioned(StringBuilder b, Section section, String caption) {
+        String table = statsTable(section);
+        if (!table.isEmpty()) {
+            b.append('\n').append(caption).append('\n').append(table);
+        }
     }
 
     private final List<String> notes = new ArrayList<>();

@@ -296,19 +296,7 @@ public final class PerfTest extends PerfRunner {
 
     @Override
     protected void client(PerfParams p) throws Exception {
-        params = p;
-        endpoint = worker.connect(UcpEndpoint.Params.socket(new InetSocketAddress(p.host(), p.port()))
-                .peerErrorHandling(false).errorCallback(ERROR_CALLBACK));
-        prepare();
-        boolean putLat = p.test() == PerfTestType.UCP_PUT_LAT;
-        byte[] packed = putLat ? recvMemory.packRemoteKey() : new byte[0];
-        sendControl(Handshake.request(p, packed, recvMemory.address()), HANDSHAKE_TIMEOUT);
-        int n = receiveControl(HANDSHAKE_TIMEOUT);
-        Handshake.Reply reply = Handshake.parseReply(controlBytes, n);
-        if (reply.rkey().length > 0) {
-            rkey = endpoint.unpackRemoteKey(reply.rkey());
-            remote = rkey.base();
-        }
+        Handshake.Reply reply = connect(p, p.port());
         if (p.threads() > 1 && reply.ports().length != p.threads() - 1) {
             throw new IllegalStateException("the server offers " + (reply.ports().length + 1) + " threads, not "
                     + p.threads());
@@ -331,8 +319,11 @@ public final class PerfTest extends PerfRunner {
         err.println(RUNNER + ": transports: " + String.join(",", endpoint.transports()));
     }
 
-    /** The session of a client thread after the first: connect to its server thread's port, run, keep the report. */
-    private void clientThread(PerfParams p, int port) throws Exception {
+    /**
+     * Connects this thread's endpoint to the server's listener on {@code port}, prepares the test and exchanges the
+     * request and reply (with the remote key a one-sided test needs).
+     */
+    private Handshake.Reply connect(PerfParams p, int port) {
         params = p;
         endpoint = worker.connect(UcpEndpoint.Params.socket(new InetSocketAddress(p.host(), port))
                 .peerErrorHandling(false).errorCallback(ERROR_CALLBACK));
@@ -346,6 +337,12 @@ public final class PerfTest extends PerfRunner {
             rkey = endpoint.unpackRemoteKey(reply.rkey());
             remote = rkey.base();
         }
+        return reply;
+    }
+
+    /** The session of a client thread after the first: connect to its server thread's port, run, keep the report. */
+    private void clientThread(PerfParams p, int port) throws Exception {
+        connect(p, port);
         PerfReport mine = new PerfReport(out, p.test(), p.size(), p.percentile(), p.finalOnly(), thread);
         runClient(mine);
         report = mine;

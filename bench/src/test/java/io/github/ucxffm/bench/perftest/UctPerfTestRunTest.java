@@ -27,21 +27,6 @@ class UctPerfTestRunTest {
 
     private static final Pattern RECEIVED = Pattern.compile("uct: received (\\d+) active messages of (\\d+) bytes");
 
-    /**
-     * Exit statuses, the table and a Final line with the iterations asked for and positive times and rate. Not the
-     * bandwidth: 8 bytes per iteration on a loaded machine print as 0.00 MB/s.
-     */
-    private static void assertRan(RunnerPair.Outcome[] o, long iterations) {
-        String all = "client:\n" + o[0].output() + "\nserver:\n" + o[1].output();
-        assertEquals(0, o[0].exit(), all);
-        assertEquals(0, o[1].exit(), all);
-        assertTrue(o[0].output().contains("| # iterations |"), all);
-        assertTrue(o[1].output().contains("Accepted connection from"), all);
-        PerfFinal f = PerfFinal.lastIn(o[0].output()).orElseThrow(() -> new AssertionError("no Final line\n" + all));
-        assertEquals(iterations, f.iterations(), all);
-        assertTrue(f.percentileMicros() > 0 && f.overallMicros() > 0 && f.rateOverall() > 0, all);
-    }
-
     private static RunnerPair.Outcome[] run(List<String> clientArgs) throws Exception {
         try (RunnerPair pair = new RunnerPair(PerfTestRunTest.MAIN, Map.of())) {
             return pair.run(List.of("-d", "any"), clientArgs, 90);
@@ -63,7 +48,7 @@ class UctPerfTestRunTest {
             throws Exception {
         RunnerPair.Outcome[] o = run(List.of("-t", test, "-x", tl, "-d", dev, "-D", layout, "-s", "8", "-n", "300",
                 "-w", "20"));
-        assertRan(o, 300);
+        PerfTestRunTest.assertFinal(o, 300);
         String all = "client:\n" + o[0].output() + "\nserver:\n" + o[1].output();
         assertTrue(o[0].output().contains("transports: " + tl + "/" + dev + " (" + layout + ")"), all);
         assertTrue(o[1].output().contains("API:          transport layer"), all);
@@ -84,12 +69,12 @@ class UctPerfTestRunTest {
     void shouldRunCopyLayoutsAndLargerMessages() throws Exception {
         RunnerPair.Outcome[] o = run(List.of("-t", "am_bw", "-x", "posix", "-d", "memory", "-D", "bcopy", "-s",
                 "4096", "-n", "200"));
-        assertRan(o, 200);
+        PerfTestRunTest.assertFinal(o, 200);
         Matcher m = RECEIVED.matcher(o[1].output());
         assertTrue(m.find() && m.group(2).equals("4096"), o[1].output());
 
         o = run(List.of("-t", "put_bw", "-x", "cma", "-d", "memory", "-D", "zcopy", "-s", "4096", "-n", "200"));
-        assertRan(o, 200);
+        PerfTestRunTest.assertFinal(o, 200);
         assertTrue(o[1].output().contains("uct: put data verified (4096 bytes)"), o[1].output());
     }
 
