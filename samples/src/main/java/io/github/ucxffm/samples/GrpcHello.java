@@ -8,6 +8,7 @@ import io.grpc.MethodDescriptor;
 import io.grpc.Server;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.ServerTransportFilter;
+import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.ServerCalls;
@@ -139,8 +140,10 @@ final class GrpcHello {
             report.print(NAME, "ucx-ffm 0".length(), NettyTransport.transports(options));
             System.out.println(NettyTransport.counters());
         } catch (StatusRuntimeException e) {
-            throw SampleException.failed("cannot reach " + options.host() + ":" + options.port() + " ("
-                    + e.getStatus() + ")");
+            Status status = e.getStatus();
+            throw SampleException.failed((status.getCode() == Status.Code.UNAVAILABLE ? "cannot reach " : "failed on ")
+                    + options.host() + ":" + options.port() + " (" + status.getCode() + ": " + status.getDescription()
+                    + (status.getCause() == null ? "" : ": " + status.getCause().getMessage()) + ")");
         } finally {
             channel.shutdownNow();
             try {

@@ -22,15 +22,22 @@ final class SharedGroupChannel extends ManagedChannel {
     @Override
     public ManagedChannel shutdown() {
         delegate.shutdown();
-        lease.releaseAfter(delegate::awaitTermination);
+        lease.releaseAfter(this::awaitDelegateTermination);
         return this;
     }
 
     @Override
     public ManagedChannel shutdownNow() {
         delegate.shutdownNow();
-        lease.releaseAfter(delegate::awaitTermination);
+        lease.releaseAfter(this::awaitDelegateTermination);
         return this;
+    }
+
+    private void awaitDelegateTermination() throws InterruptedException {
+        boolean terminated; // ManagedChannel has no untimed wait: wait as long as its calls take
+        do {
+            terminated = delegate.awaitTermination(1, TimeUnit.MINUTES);
+        } while (!terminated);
     }
 
     @Override
