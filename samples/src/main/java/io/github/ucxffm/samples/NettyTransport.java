@@ -17,7 +17,8 @@ final class NettyTransport {
 
     /**
      * A group of {@code threads} UCX event loops, with {@code --transport} as UCX's {@code TLS} (tcp added: UCX's
-     * connection manager sets connections up over TCP whatever carries the data). The caller shuts it down.
+     * connection manager sets connections up over TCP whatever carries the data), without peer error handling for
+     * shared memory. The caller shuts it down.
      */
     static EventLoopGroup group(SampleOptions options, int threads, String name) {
         UcxTransportConfig.Builder config = UcxTransportConfig.builder();
@@ -25,6 +26,8 @@ final class NettyTransport {
         if (tls != null) {
             config.config("TLS", tls.matches(".*\\btcp\\b.*") ? tls : tls + ",tcp");
         }
+        // as the other samples: UCX 1.13 keeps shared memory out of endpoints with peer error handling
+        config.peerErrorHandling(!options.sharedMemory());
         return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(name, true),
                 UcxIoHandler.newFactory(config.build()));
     }

@@ -38,6 +38,11 @@ public final class UcxGrpc {
      * {@code io.github.ucxffm.grpc.ucx.TLS=tcp} sets {@code TLS} ({@code UCX_TLS}).
      */
     public static final String UCX_PROPERTY_PREFIX = ENABLE_PROPERTY + ".ucx.";
+    /**
+     * The system property that turns the providers' peer error handling off ({@code false}; default {@code true}):
+     * see {@code UcxTransportConfig.Builder.peerErrorHandling}, which on UCX 1.13 keeps shared memory out.
+     */
+    public static final String PEER_ERRORS_PROPERTY = ENABLE_PROPERTY + ".peerErrorHandling";
     /** The system property giving the number of event loops (UCX workers) of the providers' shared group. */
     public static final String THREADS_PROPERTY = ENABLE_PROPERTY + ".threads";
     /** The providers' priority when enabled: above grpc-netty's (5) and OkHttp's. */
@@ -128,24 +133,31 @@ public final class UcxGrpc {
     }
 
     static boolean enabled(String property, String environment) {
-        String source = property != null ? ENABLE_PROPERTY : ENABLE_ENV;
-        String value = property != null ? property : environment;
+        if (property != null) {
+            return bool(ENABLE_PROPERTY, property, false);
+        }
+        return bool(ENABLE_ENV, environment, false);
+    }
+
+    /** {@code true} or {@code false} in any case; {@code fallback} when absent or blank. */
+    private static boolean bool(String name, String value, boolean fallback) {
         if (value == null || value.isBlank()) {
-            return false;
+            return fallback;
         }
         return switch (value.strip().toLowerCase(Locale.ROOT)) {
             case "true" -> true;
             case "false" -> false;
-            default -> throw new IllegalArgumentException(source + " must be true or false, not '" + value + "'");
+            default -> throw new IllegalArgumentException(name + " must be true or false, not '" + value + "'");
         };
     }
 
     /**
-     * The UCX settings given as {@value #UCX_PROPERTY_PREFIX}{@code NAME=VALUE} properties, for the providers'
-     * shared transport.
+     * The providers' transport settings: UCX options given as {@value #UCX_PROPERTY_PREFIX}{@code NAME=VALUE}
+     * properties, and {@value #PEER_ERRORS_PROPERTY}.
      */
     static UcxTransportConfig configFrom(Properties properties) {
-        UcxTransportConfig.Builder builder = UcxTransportConfig.builder();
+        UcxTransportConfig.Builder builder = UcxTransportConfig.builder().name("grpc");
+        builder.peerErrorHandling(bool(PEER_ERRORS_PROPERTY, properties.getProperty(PEER_ERRORS_PROPERTY), true));
         for (Map.Entry<Object, Object> e : properties.entrySet()) {
             String key = e.getKey().toString();
             if (key.startsWith(UCX_PROPERTY_PREFIX) && key.length() > UCX_PROPERTY_PREFIX.length()) {

@@ -61,6 +61,10 @@ class TwoProcessHelloTest {
         flags.add("-D" + UcxGrpc.ENABLE_PROPERTY + "=true");
         // connections are set up over TCP by UCX's connection manager whatever carries the data: tcp stays listed
         flags.add("-D" + UcxGrpc.UCX_PROPERTY_PREFIX + "TLS=" + (transport.equals("tcp") ? "tcp" : transport + ",tcp"));
+        if (!transport.equals("tcp")) {
+            // UCX 1.13 keeps shared memory out of endpoints with peer error handling (as the samples do)
+            flags.add("-D" + UcxGrpc.PEER_ERRORS_PROPERTY + "=false");
+        }
         List<String> all = new ArrayList<>(List.of(main.getName()));
         all.addAll(List.of(args));
         return ChildProcess.java(WithUcxStats.class).jvmFlags(flags).args(all);
