@@ -813,8 +813,8 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
             ConnectException ce = new ConnectException("UCX connection to " + remote + " failed: "
                     + failure.getMessage());
             ce.initCause(failure);
+            unsafe().close(unsafe().voidPromise()); // closed first, so that the failed connect finds it closed
             p.tryFailure(ce);
-            unsafe().close(unsafe().voidPromise());
             return;
         }
         if (peerClosing) {
@@ -951,10 +951,12 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
             if (timeoutMillis > 0) {
                 connectTimeout = eventLoop().schedule(() -> {
                     ChannelPromise p = connectPromise;
-                    if (p != null && p.tryFailure(new ConnectTimeoutException("connection timed out after "
-                            + timeoutMillis + " ms: " + address))) {
+                    if (p != null) {
                         connectPromise = null;
+                        connectTimeout = null;
                         close(voidPromise());
+                        p.tryFailure(new ConnectTimeoutException("connection timed out after " + timeoutMillis
+                                + " ms: " + address));
                     }
                 }, timeoutMillis, TimeUnit.MILLISECONDS);
             }

@@ -85,8 +85,10 @@ class EchoTest extends UcxTestBase {
     }
 
     private void echo(UcxTransportConfig config, byte[] payload, int chunk) throws Exception {
+        // The listener's loop is not the child's: the connection is accepted on another worker than the listener's.
+        EventLoopGroup boss = group(1, config);
         EventLoopGroup group = group(2, config);
-        UcxServerSocketChannel server = server(group, group, ch -> ch.pipeline().addLast(new Echo()), null);
+        UcxServerSocketChannel server = server(boss, group, ch -> ch.pipeline().addLast(new Echo()), null);
         Expect expect = new Expect(payload);
         long sentBefore = UcxTransportStats.bytesSent();
         long openedBefore = UcxTransportStats.channelsOpened();
