@@ -775,8 +775,8 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
             }
             ((UcxUnsafe) unsafe()).resumeWrites();
         }
-        if (open && (readRequested || config.isAutoRead())) {
-            deliver();
+        if (open && (connected || accepted) && (readRequested || config.isAutoRead())) {
+            deliver(); // a client passes nothing up before its connect completed (channelActive)
         }
         if (open && failure != null && !failureHandled) {
             failureHandled = true;
@@ -902,6 +902,11 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
                 }
             }
         }
+    }
+
+    /** The UCX transports of the endpoint's lanes, on the channel's loop: for tests. */
+    java.util.Set<String> transports() {
+        return ep == null ? java.util.Set.of() : ep.transports();
     }
 
     /** Closes the endpoint at once without telling the peer, as a crash would: for tests of peer failure. */
