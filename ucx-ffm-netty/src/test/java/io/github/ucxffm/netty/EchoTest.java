@@ -9,7 +9,9 @@ import io.netty.channel.EventLoopGroup;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -181,6 +183,29 @@ class EchoTest extends UcxTestBase {
         assertEquals(payload.length, expect.done.get(40, TimeUnit.SECONDS));
         assertTrue(((UcxSocketChannel) client).messagesSent() > 1);
         client.close().sync();
+        server.close().sync();
+    }
+
+    @Test
+    void shouldKeepConcurrentConnectionsApart() throws Exception {
+        // Eight connections over two loops: messages find their channel by connection id, none crosses over.
+        EventLoopGroup group = group(2, TCP);
+        UcxServerSocketChannel server = server(group, group, ch -> ch.pipeline().addLast(new Echo()), null);
+        List<Expect> expects = new ArrayList<>();
+        List<Channel> clients = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            byte[] payload = pattern(50_000 + i * 1000, 100 + i);
+            Expect expect = new Expect(payload);
+            Channel client = client(group, ch -> ch.pipeline().addLast(expect)).connect(server.localAddress()).sync()
+                    .channel();
+            expects.add(expect);
+            clients.add(client);
+            client.writeAndFlush(client.alloc().directBuffer(payload.length).writeBytes(payload));
+        }
+        for (int i = 0; i < 8; i++) {
+            assertEquals(expects.get(i).expected.length, expects.get(i).done.get(30, TimeUnit.SECONDS));
+            clients.get(i).close().sync();
+        }
         server.close().sync();
     }
 }
