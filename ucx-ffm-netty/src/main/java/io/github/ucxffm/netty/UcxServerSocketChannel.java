@@ -25,7 +25,9 @@ import java.util.Map;
  * A listening channel that accepts {@link UcxSocketChannel}s: a UCX listener ({@code ucp_listener_create}) on its
  * event loop's worker. Each accepted connection's endpoint is created on the worker of the event loop the child
  * channel is registered with (UCX moves the connection there), so a server spreads its connections over its child
- * group as a TCP server does. Binding port 0 reports the chosen port in {@link #localAddress()}.
+ * group as a TCP server does. Binding port 0 reports the chosen port in {@link #localAddress()}. The parent and
+ * child groups must use the same UCX context: factories of the same {@link UcxTransportConfig} (same UCX options
+ * and name); a child on a loop of another context fails to register, and its client's connect fails.
  * <p>
  * <b>Options.</b> {@code SO_BACKLOG}, {@code SO_REUSEADDR} and {@code SO_RCVBUF} are accepted and kept; UCX's
  * listener has its own settings ({@code UCX_TCP_*}).

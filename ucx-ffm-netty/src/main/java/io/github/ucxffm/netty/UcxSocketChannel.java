@@ -90,7 +90,8 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
     private long seqIn;
     private long consumedUnacked;
     private int window;
-    private final ArrayDeque<Inbound> inOrder = new ArrayDeque<>();
+    /** What the pipeline gets next, in order: a {@code ByteBuf} (plain data), or an {@link Inbound} (flagged). */
+    private final ArrayDeque<Object> inOrder = new ArrayDeque<>();
     private LongObjectHashMap<Inbound> early;
 
     private ChannelPromise connectPromise;
@@ -100,6 +101,7 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
     private volatile long bytesSent;
     private volatile long bytesReceived;
     private volatile long messagesSent;
+    private volatile long messagesReceived;
 
     /** A client channel, for {@code Bootstrap}. */
     public UcxSocketChannel() {
@@ -184,6 +186,15 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
      */
     public long messagesSent() {
         return messagesSent;
+    }
+
+    /**
+     * Data active messages that arrived for this channel.
+     *
+     * @return messages
+     */
+    public long messagesReceived() {
+        return messagesReceived;
     }
 
     // ---- DuplexChannel -------------------------------------------------------------------------------------------
@@ -378,8 +389,12 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
     }
 
     private void releaseInbound() {
-        for (Inbound x; (x = inOrder.poll()) != null; ) {
-            x.releaseBuffer();
+        for (Object x; (x = inOrder.poll()) != null; ) {
+            if (x instanceof ByteBuf b) {
+                b.release();
+            } else {
+                ((Inbound) x).releaseBuffer();
+            }
         }
         if (early != null) {
             for (Inbound x : early.values()) {
@@ -416,9 +431,11 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
     @Override
     protected Object filterOutboundMessage(Object msg) {
         if (msg instanceof ByteBuf buf) {
-            if (buf.isDirect() && (buf.hasMemoryAddress() || buf.nioBufferCount() > 0)) {
-                return buf;
+            int pieces = buf.nioBufferCount();
+            if (buf.isDirect() && (buf.hasMemoryAddress() || (pieces > 0 && pieces <= MAX_IOV))) {
+                return buf; // sent from where it is
             }
+            // heap memory, or a composite of more pieces than one message gathers: copied once
             int n = buf.readableBytes();
             ByteBuf direct = alloc().directBuffer(n);
             direct.writeBytes(buf, buf.readerIndex(), n);
@@ -453,24 +470,30 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
     private void sendData(Collector c) throws IOException {
         ByteBuf header = alloc().directBuffer(Wire.DATA_HEADER);
         header.writeIntLE(peerId).writeIntLE(0).writeLongLE(seqOut);
-        SendOp op = new SendOp(header, Arrays.copyOf(c.bufs, c.count));
         long token;
         try {
             MemorySegment h = Wire.segment(header, 0, Wire.DATA_HEADER);
             token = c.segmentCount == 1 ? ep.sendAm(Wire.AM_DATA, h, c.segments[0], 0, c.total, 0)
                     : ep.sendAm(Wire.AM_DATA, h, Arrays.copyOf(c.segments, c.segmentCount), 0);
         } catch (RuntimeException e) {
-            op.abandon();
+            header.release();
+            c.releaseAll();
             throw new IOException("UCX send failed on " + this + ": " + e.getMessage(), e);
-        } finally {
-            c.clear();
         }
         seqOut++;
         sendCredit -= c.total;
         bytesSent += c.total;
         messagesSent++;
         UcxTransportStats.sent(c.total);
-        submitted(op, token);
+        if (token == UcpWorker.COMPLETED) {
+            header.release(); // done at once (eager, copied by UCX): nothing to keep
+            c.releaseAll();
+        } else {
+            SendOp op = new SendOp(header, Arrays.copyOf(c.bufs, c.count));
+            op.token = token;
+            handler.addOp(op);
+        }
+        c.clear();
     }
 
     private void submitted(UcxIoHandler.Op op, long token) {
@@ -532,6 +555,16 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
         void clear() {
             Arrays.fill(bufs, 0, count, null);
             Arrays.fill(segments, 0, segmentCount, null);
+            count = 0;
+            segmentCount = 0;
+        }
+
+        /** Gives back the references taken for a send that is over (or never started). */
+        void releaseAll() {
+            for (int i = 0; i < count; i++) {
+                bufs[i].release();
+            }
+            clear();
         }
 
         @Override
@@ -643,37 +676,56 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
         if ((flags & Wire.FLAG_CLOSING) != 0) {
             peerClosing = true;
         }
-        Inbound in = new Inbound(seq, flags);
         long length = m.dataLength();
-        if (length > 0) {
-            int len = (int) length;
-            bytesReceived += len;
-            UcxTransportStats.received(len);
-            ByteBuf buf = config.getAllocator().directBuffer(len, len);
-            in.buf = buf;
-            in.length = len;
-            if (m.isRendezvous()) {
-                UcxTransportStats.rendezvous();
-                UcpAmData data = m.keep();
-                long token;
-                try {
-                    token = data.receive(Wire.segment(buf, 0, len), 0);
-                } catch (RuntimeException e) {
-                    in.releaseBuffer();
-                    throw e;
-                }
-                if (token == UcpWorker.COMPLETED) {
-                    in.finish();
-                } else {
-                    in.token = token;
-                    handler.addOp(in);
-                }
-            } else {
-                MemorySegment.copy(m.data(), 0, Wire.segment(buf, 0, len), 0, len);
-                in.finish();
-            }
-        } else {
+        if (length == 0) {
+            Inbound in = new Inbound(seq, flags);
             in.done = true;
+            arrived(in);
+            return;
+        }
+        int len = (int) length;
+        bytesReceived += len;
+        messagesReceived++;
+        UcxTransportStats.received(len);
+        ByteBuf buf = config.getAllocator().directBuffer(len, len);
+        if (m.isRendezvous()) {
+            receiveRendezvous(m, buf, len, flags, seq);
+            return;
+        }
+        MemorySegment.copy(m.data(), 0, Wire.segment(buf, 0, len), 0, len);
+        buf.writerIndex(len);
+        if (flags == 0 && seq == seqIn && (early == null || early.isEmpty())) {
+            inOrder.add(buf); // the usual case, in order with nothing held back: the buffer alone, no record
+            seqIn++;
+            handler.markReady(ready);
+            return;
+        }
+        Inbound in = new Inbound(seq, flags);
+        in.buf = buf;
+        in.length = len;
+        in.done = true;
+        arrived(in);
+    }
+
+    /** Fetches a rendezvous message straight into {@code buf}; it takes its place in order when complete. */
+    private void receiveRendezvous(UcpAmMessage m, ByteBuf buf, int len, int flags, long seq) {
+        UcxTransportStats.rendezvous();
+        Inbound in = new Inbound(seq, flags);
+        in.buf = buf;
+        in.length = len;
+        UcpAmData data = m.keep();
+        long token;
+        try {
+            token = data.receive(Wire.segment(buf, 0, len), 0);
+        } catch (RuntimeException e) {
+            in.releaseBuffer();
+            throw e;
+        }
+        if (token == UcpWorker.COMPLETED) {
+            in.finish();
+        } else {
+            in.token = token;
+            handler.addOp(in);
         }
         arrived(in);
     }
@@ -833,12 +885,21 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
         boolean any = false;
         long consumed = 0;
         for (int i = 0; i < MESSAGES_PER_READ && open; i++) {
-            Inbound x = inOrder.poll();
-            if (x == null) {
+            Object next = inOrder.poll();
+            if (next == null) {
                 break;
             }
-            ByteBuf b = x.buf;
-            x.buf = null;
+            ByteBuf b;
+            int flags;
+            if (next instanceof ByteBuf plain) {
+                b = plain;
+                flags = 0;
+            } else {
+                Inbound x = (Inbound) next;
+                b = x.buf;
+                x.buf = null;
+                flags = x.flags;
+            }
             if (b != null) {
                 consumed += b.readableBytes();
                 if (inputShutdown) {
@@ -848,7 +909,7 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
                     p.fireChannelRead(b);
                 }
             }
-            if ((x.flags & Wire.FLAG_EOS) != 0) {
+            if ((flags & Wire.FLAG_EOS) != 0) {
                 if (any) {
                     readRequested = false;
                     p.fireChannelReadComplete();

@@ -11,6 +11,7 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.ChannelInputShutdownReadComplete;
+import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -278,5 +279,26 @@ class LifecycleTest extends UcxTestBase {
                 .bind(first.localAddress()).get());
         assertInstanceOf(java.net.BindException.class, e.getCause());
         first.close().sync();
+    }
+
+    @Test
+    void shouldReportAPeerProcessKilledAsIOExceptionThenInactive() throws Exception {
+        try (ChildProcess peer = ChildProcess.java(EchoServerMain.class).name("echo server").start()) {
+            int port = Integer.parseInt(peer.expect("PORT ", 30));
+            EventLoopGroup group = group(1, TCP);
+            Recorder clientSide = new Recorder();
+            Channel client = client(group, ch -> ch.pipeline().addLast(clientSide))
+                    .connect(new InetSocketAddress(LOOPBACK, port)).sync().channel();
+            client.writeAndFlush(ascii(client, "are you there")).sync();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (!clientSide.text().equals("are you there") && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertEquals("are you there", clientSide.text(), "the peer process echoes");
+            peer.kill(); // SIGKILL: no close, no goodbye
+            clientSide.inactive.get(40, TimeUnit.SECONDS);
+            assertInstanceOf(IOException.class, clientSide.error.get(), () -> String.valueOf(clientSide.error.get()));
+            assertEquals(List.of("active", "exception:IOException", "inactive"), clientSide.events);
+        }
     }
 }
