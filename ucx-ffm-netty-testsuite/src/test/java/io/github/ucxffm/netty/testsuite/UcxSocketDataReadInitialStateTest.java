@@ -4,6 +4,9 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.testsuite.transport.TestsuitePermutation.BootstrapComboFactory;
 import io.netty.testsuite.transport.socket.SocketDataReadInitialStateTest;
+import org.junit.jupiter.api.Disabled;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
 
 import java.util.List;
 
@@ -13,5 +16,11 @@ class UcxSocketDataReadInitialStateTest extends SocketDataReadInitialStateTest {
     @Override
     protected List<BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
         return UcxSocketTestPermutation.INSTANCE.socket();
+    }
+
+    @Test
+    @Disabled(Findings.READ_BEFORE_ACTIVE)
+    @Override
+    public void testAutoReadOffNoDataReadUntilReadCalled(TestInfo testInfo) {
     }
 }
