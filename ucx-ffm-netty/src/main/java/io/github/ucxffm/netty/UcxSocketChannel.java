@@ -21,7 +21,8 @@ import io.netty.channel.IoEventLoop;
 import io.netty.channel.IoRegistration;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.ChannelInputShutdownReadComplete;
-import io.netty.channel.socket.DuplexChannel;
+import io.netty.channel.socket.ServerSocketChannel;
+import io.netty.channel.socket.SocketChannel;
 import io.netty.util.collection.LongObjectHashMap;
 import io.netty.util.concurrent.Future;
 import io.netty.util.internal.StringUtil;
@@ -40,7 +41,8 @@ import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A byte-stream channel over a UCX endpoint, the UCX counterpart of a TCP socket channel: made by a
+ * A byte-stream channel over a UCX endpoint, the UCX counterpart of a TCP socket channel (a Netty
+ * {@link SocketChannel}, so that code written for TCP channels takes it as it is): made by a
  * {@code Bootstrap} with {@code channel(UcxSocketChannel.class)} on a group of {@link UcxIoHandler} loops, or
  * accepted by a {@link UcxServerSocketChannel}. Writes ({@code ByteBuf}s) arrive at the peer in order, as written;
  * message boundaries are not kept, as with TCP. See the package comment for the protocol.
@@ -52,7 +54,7 @@ import java.util.concurrent.TimeUnit;
  * <p>
  * <b>Threads.</b> As any Netty channel: its event loop runs it; the counters may be read from any thread.
  */
-public final class UcxSocketChannel extends AbstractChannel implements DuplexChannel {
+public final class UcxSocketChannel extends AbstractChannel implements SocketChannel {
 
     private static final ChannelMetadata METADATA = new ChannelMetadata(false, 16);
     private static final int MAX_IOV = 64;
@@ -124,6 +126,11 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
     @Override
     public UcxSocketChannelConfig config() {
         return config;
+    }
+
+    @Override
+    public ServerSocketChannel parent() {
+        return (ServerSocketChannel) super.parent();
     }
 
     @Override
