@@ -35,9 +35,9 @@ public final class UcxServerSocketChannel extends AbstractServerChannel implemen
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     private UcxIoHandler handler;
     private IoRegistration registration;
-    private UcpListener listener;
-    private InetSocketAddress local;
-    private boolean open = true;
+    private volatile UcpListener listener;
+    private volatile InetSocketAddress local;
+    private volatile boolean open = true;
     private boolean readRequested;
     private boolean queued;
 

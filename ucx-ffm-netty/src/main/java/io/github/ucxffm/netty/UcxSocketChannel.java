@@ -69,14 +69,15 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
 
     private UcxIoHandler handler;
     private IoRegistration registration;
-    private UcpEndpoint ep;
+    // Written on the loop only; volatile where Netty's state queries (isActive, isOpen...) read them from any thread.
+    private volatile UcpEndpoint ep;
     private int localId;
     private int peerId;
-    private boolean open = true;
+    private volatile boolean open = true;
     /** The hello exchange is done: the peer's id and window are known. */
-    private boolean connected;
-    private boolean inputShutdown;
-    private boolean outputShutdown;
+    private volatile boolean connected;
+    private volatile boolean inputShutdown;
+    private volatile boolean outputShutdown;
     private boolean eosSent;
     /** The peer said it closes: the failure of its endpoint that follows is no error. */
     private boolean peerClosing;
@@ -259,6 +260,9 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             return;
         }
         inputShutdown = true;
+        if (handler != null) {
+            handler.markReady(ready); // drop what waits, and credit it
+        }
         promise.setSuccess();
     }
 
@@ -834,8 +838,9 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             }
             ((UcxUnsafe) unsafe()).resumeWrites();
         }
-        if (open && (connected || accepted) && (readRequested || config.isAutoRead())) {
-            deliver(); // a client passes nothing up before its connect completed (channelActive)
+        if (open && (connected || accepted) && (readRequested || config.isAutoRead() || inputShutdown)) {
+            deliver(); // a client passes nothing up before its connect completed (channelActive); after
+                       // shutdownInput what comes is dropped (and credited) whether the application reads or not
         }
         if (open && failure != null && !failureHandled) {
             failureHandled = true;
@@ -935,7 +940,7 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             }
             p.fireChannelReadComplete();
         }
-        if (open && !inOrder.isEmpty() && (readRequested || config.isAutoRead())) {
+        if (open && !inOrder.isEmpty() && (readRequested || config.isAutoRead() || inputShutdown)) {
             handler.markReady(ready);
         }
     }

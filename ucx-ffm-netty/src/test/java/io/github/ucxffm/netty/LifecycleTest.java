@@ -332,4 +332,33 @@ class LifecycleTest extends UcxTestBase {
         client.close().sync();
         server.close().sync();
     }
+
+    @Test
+    void shouldDropButCreditWhatArrivesAfterShutdownInput() throws Exception {
+        UcxTransportConfig small = UcxTransportConfig.builder().config("TLS", "tcp,self").windowBytes(16 << 10)
+                .maxMessageBytes(4 << 10).build();
+        EventLoopGroup group = group(2, small);
+        Recorder serverSide = new Recorder();
+        CountDownLatch shut = new CountDownLatch(1);
+        UcxServerSocketChannel server = server(group, group, ch -> ch.pipeline().addLast(serverSide)
+                .addLast(new ChannelInboundHandlerAdapter() {
+                    @Override
+                    public void channelActive(ChannelHandlerContext ctx) {
+                        ((UcxSocketChannel) ctx.channel()).shutdownInput().addListener(f -> shut.countDown());
+                    }
+                }), b -> b.childOption(ChannelOption.AUTO_READ, false)); // not reading, and yet not holding back
+        UcxSocketChannel client = (UcxSocketChannel) client(group, ch -> { }).connect(server.localAddress()).sync()
+                .channel();
+        assertTrue(shut.await(10, TimeUnit.SECONDS));
+        int total = 64 << 10; // four windows: goes through only if the dropped bytes are credited
+        client.writeAndFlush(client.alloc().directBuffer(total).writeZero(total)).sync();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (client.bytesSent() < total && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertEquals(total, client.bytesSent());
+        assertEquals("", serverSide.text(), "nothing reaches a pipeline whose input is shut");
+        client.close().sync();
+        server.close().sync();
+    }
 }
