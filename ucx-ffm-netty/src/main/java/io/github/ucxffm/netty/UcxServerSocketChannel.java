@@ -9,7 +9,6 @@ import io.netty.channel.ChannelPipeline;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoop;
 import io.netty.channel.IoEvent;
-import io.netty.channel.IoEventLoop;
 import io.netty.channel.IoRegistration;
 import io.netty.channel.socket.ServerSocketChannel;
 
@@ -80,7 +79,7 @@ public final class UcxServerSocketChannel extends AbstractServerChannel implemen
 
     @Override
     protected boolean isCompatible(EventLoop loop) {
-        return loop instanceof IoEventLoop io && io.isCompatible(ServerUnsafe.class);
+        return UcxIoHandler.isCompatible(loop);
     }
 
     @Override
@@ -90,14 +89,9 @@ public final class UcxServerSocketChannel extends AbstractServerChannel implemen
 
     @Override
     protected void doRegister(ChannelPromise promise) {
-        ((IoEventLoop) eventLoop()).register((ServerUnsafe) unsafe()).addListener(f -> {
-            if (f.isSuccess()) {
-                registration = (IoRegistration) f.getNow();
-                handler = registration.attachment();
-                promise.setSuccess();
-            } else {
-                promise.setFailure(f.cause());
-            }
+        UcxIoHandler.register(this, (ServerUnsafe) unsafe(), promise, r -> {
+            registration = r;
+            handler = r.attachment();
         });
     }
 

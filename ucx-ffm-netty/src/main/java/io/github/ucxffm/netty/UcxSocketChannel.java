@@ -17,7 +17,6 @@ import io.netty.channel.ChannelPromise;
 import io.netty.channel.ConnectTimeoutException;
 import io.netty.channel.EventLoop;
 import io.netty.channel.IoEvent;
-import io.netty.channel.IoEventLoop;
 import io.netty.channel.IoRegistration;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.ChannelInputShutdownReadComplete;
@@ -294,27 +293,17 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
 
     @Override
     protected boolean isCompatible(EventLoop loop) {
-        return loop instanceof IoEventLoop io && io.isCompatible(UcxUnsafe.class);
+        return UcxIoHandler.isCompatible(loop);
     }
 
     @Override
     protected void doRegister(ChannelPromise promise) {
-        ((IoEventLoop) eventLoop()).register((UcxUnsafe) unsafe()).addListener(f -> {
-            if (!f.isSuccess()) {
-                promise.setFailure(f.cause());
-                return;
-            }
-            registration = (IoRegistration) f.getNow();
-            handler = registration.attachment();
+        UcxIoHandler.register(this, (UcxUnsafe) unsafe(), promise, r -> {
+            registration = r;
+            handler = r.attachment();
             if (accepted && acceptParams != null) {
-                try {
-                    acceptOnThisLoop();
-                } catch (Throwable t) {
-                    promise.setFailure(t);
-                    return;
-                }
+                acceptOnThisLoop();
             }
-            promise.setSuccess();
         });
     }
 
