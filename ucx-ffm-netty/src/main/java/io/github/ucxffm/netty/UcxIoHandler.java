@@ -4,6 +4,10 @@ import io.github.ucxffm.UcpAmMessage;
 import io.github.ucxffm.UcpContext;
 import io.github.ucxffm.UcpEndpoint;
 import io.github.ucxffm.UcpWorker;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelPromise;
+import io.netty.channel.EventLoop;
+import io.netty.channel.IoEventLoop;
 import io.netty.channel.IoHandle;
 import io.netty.channel.IoHandler;
 import io.netty.channel.IoHandlerContext;
@@ -27,6 +31,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * A Netty {@link IoHandler} that drives one UCX worker per event loop:
@@ -353,6 +358,32 @@ public final class UcxIoHandler implements IoHandler {
     @Override
     public boolean isCompatible(Class<? extends IoHandle> handleType) {
         return UcxIoHandle.class.isAssignableFrom(handleType);
+    }
+
+    /** Whether a channel of this transport can be registered with {@code loop}. */
+    static boolean isCompatible(EventLoop loop) {
+        return loop instanceof IoEventLoop io && io.isCompatible(UcxIoHandle.class);
+    }
+
+    /**
+     * Registers a channel's handle with its event loop; {@code registered} gets the registration (whose attachment
+     * is the loop's handler) on the loop, and the promise fails if it throws.
+     */
+    static void register(Channel channel, UcxIoHandle handle, ChannelPromise promise,
+                         Consumer<IoRegistration> registered) {
+        ((IoEventLoop) channel.eventLoop()).register(handle).addListener(f -> {
+            if (!f.isSuccess()) {
+                promise.setFailure(f.cause());
+                return;
+            }
+            try {
+                registered.accept((IoRegistration) f.getNow());
+            } catch (Throwable t) {
+                promise.setFailure(t);
+                return;
+            }
+            promise.setSuccess();
+        });
     }
 
     /** The handles of UCX channels. */

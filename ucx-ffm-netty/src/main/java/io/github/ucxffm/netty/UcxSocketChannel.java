@@ -17,11 +17,11 @@ import io.netty.channel.ChannelPromise;
 import io.netty.channel.ConnectTimeoutException;
 import io.netty.channel.EventLoop;
 import io.netty.channel.IoEvent;
-import io.netty.channel.IoEventLoop;
 import io.netty.channel.IoRegistration;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.ChannelInputShutdownReadComplete;
-import io.netty.channel.socket.DuplexChannel;
+import io.netty.channel.socket.ServerSocketChannel;
+import io.netty.channel.socket.SocketChannel;
 import io.netty.util.collection.LongObjectHashMap;
 import io.netty.util.concurrent.Future;
 import io.netty.util.internal.StringUtil;
@@ -40,7 +40,8 @@ import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A byte-stream channel over a UCX endpoint, the UCX counterpart of a TCP socket channel: made by a
+ * A byte-stream channel over a UCX endpoint, the UCX counterpart of a TCP socket channel (a Netty
+ * {@link SocketChannel}, so that code written for TCP channels takes it as it is): made by a
  * {@code Bootstrap} with {@code channel(UcxSocketChannel.class)} on a group of {@link UcxIoHandler} loops, or
  * accepted by a {@link UcxServerSocketChannel}. Writes ({@code ByteBuf}s) arrive at the peer in order, as written;
  * message boundaries are not kept, as with TCP. See the package comment for the protocol.
@@ -52,7 +53,7 @@ import java.util.concurrent.TimeUnit;
  * <p>
  * <b>Threads.</b> As any Netty channel: its event loop runs it; the counters may be read from any thread.
  */
-public final class UcxSocketChannel extends AbstractChannel implements DuplexChannel {
+public final class UcxSocketChannel extends AbstractChannel implements SocketChannel {
 
     private static final ChannelMetadata METADATA = new ChannelMetadata(false, 16);
     private static final int MAX_IOV = 64;
@@ -67,14 +68,15 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
 
     private UcxIoHandler handler;
     private IoRegistration registration;
-    private UcpEndpoint ep;
+    // Written on the loop only; volatile where Netty's state queries (isActive, isOpen...) read them from any thread.
+    private volatile UcpEndpoint ep;
     private int localId;
     private int peerId;
-    private boolean open = true;
+    private volatile boolean open = true;
     /** The hello exchange is done: the peer's id and window are known. */
-    private boolean connected;
-    private boolean inputShutdown;
-    private boolean outputShutdown;
+    private volatile boolean connected;
+    private volatile boolean inputShutdown;
+    private volatile boolean outputShutdown;
     private boolean eosSent;
     /** The peer said it closes: the failure of its endpoint that follows is no error. */
     private boolean peerClosing;
@@ -124,6 +126,11 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
     @Override
     public UcxSocketChannelConfig config() {
         return config;
+    }
+
+    @Override
+    public ServerSocketChannel parent() {
+        return (ServerSocketChannel) super.parent();
     }
 
     @Override
@@ -252,6 +259,9 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
             return;
         }
         inputShutdown = true;
+        if (handler != null) {
+            handler.markReady(ready); // drop what waits, and credit it
+        }
         promise.setSuccess();
     }
 
@@ -283,27 +293,17 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
 
     @Override
     protected boolean isCompatible(EventLoop loop) {
-        return loop instanceof IoEventLoop io && io.isCompatible(UcxUnsafe.class);
+        return UcxIoHandler.isCompatible(loop);
     }
 
     @Override
     protected void doRegister(ChannelPromise promise) {
-        ((IoEventLoop) eventLoop()).register((UcxUnsafe) unsafe()).addListener(f -> {
-            if (!f.isSuccess()) {
-                promise.setFailure(f.cause());
-                return;
-            }
-            registration = (IoRegistration) f.getNow();
-            handler = registration.attachment();
+        UcxIoHandler.register(this, (UcxUnsafe) unsafe(), promise, r -> {
+            registration = r;
+            handler = r.attachment();
             if (accepted && acceptParams != null) {
-                try {
-                    acceptOnThisLoop();
-                } catch (Throwable t) {
-                    promise.setFailure(t);
-                    return;
-                }
+                acceptOnThisLoop();
             }
-            promise.setSuccess();
         });
     }
 
@@ -827,8 +827,9 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
             }
             ((UcxUnsafe) unsafe()).resumeWrites();
         }
-        if (open && (connected || accepted) && (readRequested || config.isAutoRead())) {
-            deliver(); // a client passes nothing up before its connect completed (channelActive)
+        if (open && (connected || accepted) && (readRequested || config.isAutoRead() || inputShutdown)) {
+            deliver(); // a client passes nothing up before its connect completed (channelActive); after
+                       // shutdownInput what comes is dropped (and credited) whether the application reads or not
         }
         if (open && failure != null && !failureHandled) {
             failureHandled = true;
@@ -928,7 +929,7 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
             }
             p.fireChannelReadComplete();
         }
-        if (open && !inOrder.isEmpty() && (readRequested || config.isAutoRead())) {
+        if (open && !inOrder.isEmpty() && (readRequested || config.isAutoRead() || inputShutdown)) {
             handler.markReady(ready);
         }
     }

@@ -28,29 +28,37 @@ class FlowControlTest extends UcxTestBase {
     private static final int CHUNK = 16 << 10;
     private static final int HIGH = 128 << 10;
 
+    /** The accepted side: its channel once active, and the bytes it read. */
+    @io.netty.channel.ChannelHandler.Sharable
+    static final class Reader extends ChannelInboundHandlerAdapter {
+        final AtomicReference<Channel> channel = new AtomicReference<>();
+        final CountDownLatch active = new CountDownLatch(1);
+        final AtomicLong received = new AtomicLong();
+
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) {
+            channel.set(ctx.channel());
+            active.countDown();
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            received.addAndGet(((ByteBuf) msg).readableBytes());
+            ((ByteBuf) msg).release();
+        }
+    }
+
     @Test
     void shouldStopTheWriterWhileTheReaderDoesNotRead() throws Exception {
         UcxTransportConfig config = UcxTransportConfig.builder().config("TLS", "tcp,self").windowBytes(WINDOW)
                 .maxMessageBytes(CHUNK).build();
         EventLoopGroup group = group(2, config);
-        AtomicReference<Channel> accepted = new AtomicReference<>();
-        AtomicLong received = new AtomicLong();
-        CountDownLatch acceptedLatch = new CountDownLatch(1);
-        UcxServerSocketChannel server = server(group, group, ch -> {
-            accepted.set(ch);
-            ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
-                @Override
-                public void channelActive(ChannelHandlerContext ctx) {
-                    acceptedLatch.countDown();
-                }
-
-                @Override
-                public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                    received.addAndGet(((ByteBuf) msg).readableBytes());
-                    ((ByteBuf) msg).release();
-                }
-            });
-        }, b -> b.childOption(ChannelOption.AUTO_READ, false));
+        Reader reader = new Reader();
+        AtomicReference<Channel> accepted = reader.channel;
+        AtomicLong received = reader.received;
+        CountDownLatch acceptedLatch = reader.active;
+        UcxServerSocketChannel server = server(group, group, ch -> ch.pipeline().addLast(reader),
+                b -> b.childOption(ChannelOption.AUTO_READ, false));
         CompletableFuture<Void> unwritable = new CompletableFuture<>();
         Channel client = client(group, ch -> ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
             @Override
@@ -109,17 +117,11 @@ class FlowControlTest extends UcxTestBase {
         int rcvbuf = 32 << 10;
         EventLoopGroup group = group(2, UcxTransportConfig.builder().config("TLS", "tcp,self").maxMessageBytes(CHUNK)
                 .build());
-        AtomicReference<Channel> accepted = new AtomicReference<>();
-        CountDownLatch acceptedLatch = new CountDownLatch(1);
-        UcxServerSocketChannel server = server(group, group, ch -> {
-            accepted.set(ch);
-            ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
-                @Override
-                public void channelActive(ChannelHandlerContext ctx) {
-                    acceptedLatch.countDown();
-                }
-            });
-        }, b -> b.childOption(ChannelOption.AUTO_READ, false).childOption(ChannelOption.SO_RCVBUF, rcvbuf));
+        Reader reader = new Reader();
+        AtomicReference<Channel> accepted = reader.channel;
+        CountDownLatch acceptedLatch = reader.active;
+        UcxServerSocketChannel server = server(group, group, ch -> ch.pipeline().addLast(reader),
+                b -> b.childOption(ChannelOption.AUTO_READ, false).childOption(ChannelOption.SO_RCVBUF, rcvbuf));
         Channel client = client(group, ch -> { }).connect(server.localAddress()).sync().channel();
         assertTrue(acceptedLatch.await(10, TimeUnit.SECONDS));
         for (int i = 0; i < 16; i++) {
