@@ -18,7 +18,7 @@ class UcxSocketChannelNotYetConnectedTest extends SocketChannelNotYetConnectedTe
     }
 
     @Test
-    @Disabled(Findings.NOT_A_SOCKET_CHANNEL)
+    @Disabled(Findings.NOT_YET_CONNECTED)
     @Override
     public void testShutdownNotYetConnected(TestInfo testInfo) {
     }

@@ -27,12 +27,6 @@ class UcxSocketHalfClosedTest extends SocketHalfClosedTest {
     @Test
     @Disabled(Findings.HALF_CLOSURE)
     @Override
-    public void testHalfClosureReceiveDataOnFinalWait2StateWhenSoLingerSet(TestInfo testInfo) {
-    }
-
-    @Test
-    @Disabled(Findings.HALF_CLOSURE)
-    @Override
     public void testAutoCloseFalseDoesShutdownOutput(TestInfo testInfo) {
     }
 
@@ -43,7 +37,7 @@ class UcxSocketHalfClosedTest extends SocketHalfClosedTest {
     }
 
     @Test
-    @Disabled(Findings.NOT_A_SOCKET_CHANNEL)
+    @Disabled(Findings.HALF_CLOSURE_CONNECT)
     @Override
     public void testHalfClosureOnlyOneEventWhenAutoRead(TestInfo testInfo) {
     }
