@@ -16,8 +16,10 @@ import java.util.Objects;
  *   <li>{@link Builder#peerErrorHandling(boolean)} (default {@code true}): endpoints made with
  *       {@code UCP_ERR_HANDLING_MODE_PEER}, so that a peer that dies or a link that fails reaches the pipeline as
  *       {@code exceptionCaught(IOException)} then {@code channelInactive}. On UCX 1.13 this keeps shared-memory
- *       transports out of the endpoints (TCP even between processes of one host); newer releases use shared memory
- *       with it too. Turned off, a dead peer may never be noticed, and an endpoint is closed by flushing it.</li>
+ *       transports out of the endpoints (TCP even between processes of one host); which transports later releases
+ *       allow with it is theirs to decide (the tests assert TCP with it, shared memory without it). Turned off,
+ *       UCX may use shared memory on one host, but a dead peer may never be noticed, and an endpoint is closed by
+ *       flushing it.</li>
  *   <li>{@link Builder#windowBytes(int)} (default 4 MiB): how many bytes a channel may receive and hold before its
  *       application reads them; the sender stops at that many unacknowledged bytes. A channel's
  *       {@code SO_RCVBUF}, set before it connects, replaces it for that channel.</li>
