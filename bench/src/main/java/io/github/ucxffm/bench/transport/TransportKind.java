@@ -1,0 +1,79 @@
+package io.github.ucxffm.bench.transport;
+
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+
+import java.util.Locale;
+
+/** The Netty transports {@code bench transport} compares. */
+enum TransportKind {
+    /** Netty's native epoll transport over loopback TCP: the reference of the ratios. */
+    EPOLL("epoll", "Netty epoll, loopback TCP"),
+    /** Netty's NIO transport over loopback TCP. */
+    NIO("nio", "Netty NIO, loopback TCP"),
+    /** ucx-ffm-netty with UCX's shared-memory transports. */
+    UCX_SHM("ucx-shm", "ucx-ffm-netty, UCX shared memory"),
+    /** ucx-ffm-netty with UCX's tcp transport. */
+    UCX_TCP("ucx-tcp", "ucx-ffm-netty, UCX tcp");
+
+    private final String label;
+    private final String description;
+
+    TransportKind(String label, String description) {
+        this.label = label;
+        this.description = description;
+    }
+
+    /** The name on the command line and in the results. */
+    String label() {
+        return label;
+    }
+
+    /** What it is, in a few words. */
+    String description() {
+        return description;
+    }
+
+    /**
+     * The transport of a name.
+     *
+     * @param name e.g. {@code ucx-shm}
+     * @return the transport
+     * @throws IllegalArgumentException naming the value and the names there are
+     */
+    static TransportKind byLabel(String name) {
+        for (TransportKind t : values()) {
+            if (t.label.equals(name.trim().toLowerCase(Locale.ROOT))) {
+                return t;
+            }
+        }
+        throw new IllegalArgumentException("unknown transport '" + name + "' (epoll, nio, ucx-shm, ucx-tcp)");
+    }
+
+    /**
+     * Event loops and channel classes of this transport.
+     *
+     * @param threads event-loop threads
+     * @return the transport, whose group the caller shuts down
+     * @throws IllegalStateException when the transport cannot run here (no epoll, no UCX)
+     */
+    NettyTransport open(int threads) {
+        return switch (this) {
+            case EPOLL -> {
+                Epoll.ensureAvailability();
+                EventLoopGroup g = new MultiThreadIoEventLoopGroup(threads, EpollIoHandler.newFactory());
+                yield new NettyTransport(g, EpollServerSocketChannel.class, EpollSocketChannel.class, true);
+            }
+            case NIO -> new NettyTransport(new MultiThreadIoEventLoopGroup(threads, NioIoHandler.newFactory()),
+                    NioServerSocketChannel.class, NioSocketChannel.class, true);
+            case UCX_SHM, UCX_TCP -> UcxTransports.open(this, threads);
+        };
+    }
+}
