@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 
 /**
  * What {@code bench transport} runs, and for how long.
@@ -33,6 +34,10 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
 
     /** The smallest message: each echo message starts with its 8-byte sequence number. */
     static final int MIN_SIZE = 8;
+
+    /** The options that take a value. */
+    private static final Set<String> VALUED = Set.of("--transports", "--tests", "--sizes", "--unary-size",
+            "--stream-size", "--window", "--duration", "--warmup", "--iterations", "--timeout", "--out");
 
     static final String USAGE = """
             usage: ./ucx-ffm bench transport [OPTIONS]
@@ -101,6 +106,9 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
             if (!a.startsWith("--")) {
                 throw new IllegalArgumentException("unexpected argument '" + a + "' (see --help)");
             }
+            if (!VALUED.contains(a)) {
+                throw new IllegalArgumentException("unknown option " + a + " (see --help)");
+            }
             if (i + 1 >= args.length) {
                 throw new IllegalArgumentException("option " + a + " needs a value (see --help)");
             }
@@ -117,7 +125,7 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
                 case "--iterations" -> iterations = positive(a, v);
                 case "--timeout" -> timeout = (int) Math.min(positive(a, v), Integer.MAX_VALUE);
                 case "--out" -> out = root.resolve(v);
-                default -> throw new IllegalArgumentException("unknown option " + a + " (see --help)");
+                default -> throw new IllegalStateException("an option of VALUED without a case: " + a);
             }
         }
         if (window > 1 << 15) {

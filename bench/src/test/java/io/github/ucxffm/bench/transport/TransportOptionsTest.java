@@ -85,6 +85,7 @@ class TransportOptionsTest {
         assertTrue(refusal("--warmup", "soon").contains("--warmup takes seconds, not 'soon'"));
         assertTrue(refusal("--iterations", "10", "--duration", "1").contains("not both"));
         assertTrue(refusal("--frobnicate", "1").contains("unknown option --frobnicate"));
+        assertTrue(refusal("--frobnicate").contains("unknown option --frobnicate"), "not: needs a value");
         assertTrue(refusal("--sizes").contains("option --sizes needs a value"));
         assertTrue(refusal("epoll").contains("unexpected argument 'epoll'"));
         assertEquals("help", refusal("--help"));
