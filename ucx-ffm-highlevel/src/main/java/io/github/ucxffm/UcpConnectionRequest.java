@@ -11,13 +11,20 @@ import static io.github.ucxffm.bindings.ucx_h.ucp_listener_reject;
  * {@link #accept()} makes the server's endpoint, {@link #reject()} refuses; a listener closed with requests
  * unanswered rejects them.
  * <p>
- * <b>Threads.</b> Those of the listener's worker.
+ * <b>Threads.</b> Those of the listener's worker, with one exception: {@link #endpointParams()}, called on the
+ * listener's worker's thread (in the connection handler, say), gives parameters that may be handed to another thread
+ * and passed there to {@link UcpWorker#connect(UcpEndpoint.Params)} of <em>another worker of the same context</em>,
+ * which accepts the connection on that worker ({@code ucp_ep_create} with the request on a worker other than the
+ * listener's; UCX moves the connection to that worker). A server can so listen on one worker and spread its
+ * connections over the workers of several threads. The request is answered once: whichever of that accept and the
+ * listener's close comes first wins, and the other finds it answered.
  */
 public final class UcpConnectionRequest {
 
     private final UcpListener listener;
     private final InetSocketAddress clientAddress;
     private final long clientId;
+    /** Guarded by {@code this}: taken by an accept on any worker's thread, or rejected by the listener's close. */
     private MemorySegment handle;
 
     UcpConnectionRequest(UcpListener listener, MemorySegment handle, InetSocketAddress clientAddress, long clientId) {
@@ -59,12 +66,12 @@ public final class UcpConnectionRequest {
      *
      * @return {@code true} until accepted or rejected
      */
-    public boolean isPending() {
+    public synchronized boolean isPending() {
         return handle != null;
     }
 
     /** Hands the native request to an endpoint; once. */
-    MemorySegment take() {
+    synchronized MemorySegment take() {
         if (handle == null) {
             throw new IllegalStateException("connection request from " + clientAddress + " was already answered");
         }
@@ -114,7 +121,8 @@ public final class UcpConnectionRequest {
 
     /**
      * Parameters for accepting the connection with every endpoint setting: pass them, changed as needed, to the
-     * listener's worker's {@link UcpWorker#connect(UcpEndpoint.Params)}, which accepts it. For example, an endpoint
+     * listener's worker's {@link UcpWorker#connect(UcpEndpoint.Params)}, which accepts it, or to another worker's of
+     * the same context, on that worker's thread (see the class comment). For example, an endpoint
      * without peer error handling and without an error callback, as {@code ucx_perftest} makes:
      * {@code worker.connect(request.endpointParams().peerErrorHandling(false).errorCallback(false))}.
      *
@@ -123,7 +131,7 @@ public final class UcpConnectionRequest {
      */
     public UcpEndpoint.Params endpointParams() {
         listener.handle(); // the worker's thread rules, and an open listener: a closed one rejected its requests
-        if (handle == null) {
+        if (!isPending()) {
             throw new IllegalStateException("the connection request was already answered");
         }
         return UcpEndpoint.Params.request(this);
@@ -135,11 +143,13 @@ public final class UcpConnectionRequest {
      */
     public void reject() {
         listener.worker().check();
-        MemorySegment h = take();
-        Status.check(ucp_listener_reject(listener.handle(), h), "ucp_listener_reject");
+        synchronized (this) {
+            MemorySegment h = take();
+            Status.check(ucp_listener_reject(listener.handle(), h), "ucp_listener_reject");
+        }
     }
 
-    void rejectQuietly(MemorySegment listenerHandle) {
+    synchronized void rejectQuietly(MemorySegment listenerHandle) {
         if (handle != null) {
             MemorySegment h = handle;
             handle = null;

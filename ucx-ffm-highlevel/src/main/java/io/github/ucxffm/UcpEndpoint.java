@@ -238,6 +238,10 @@ public final class UcpEndpoint extends UcxHandle {
                 ucs_sock_addr.addr(sock, sa);
                 ucs_sock_addr.addrlen(sock, (int) sa.byteSize());
             } else {
+                if (params.connectionRequest.listener().worker().context() != worker.context()) {
+                    throw new IllegalArgumentException("a connection request can be accepted only by a worker of "
+                            + "its listener's context");
+                }
                 mask |= UCP_EP_PARAM_FIELD_CONN_REQUEST();
                 ucp_ep_params.conn_request(p, params.connectionRequest.take());
             }

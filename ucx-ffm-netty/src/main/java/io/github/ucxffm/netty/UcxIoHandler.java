@@ -1,0 +1,567 @@
+package io.github.ucxffm.netty;
+
+import io.github.ucxffm.UcpAmMessage;
+import io.github.ucxffm.UcpContext;
+import io.github.ucxffm.UcpEndpoint;
+import io.github.ucxffm.UcpWorker;
+import io.netty.channel.IoHandle;
+import io.netty.channel.IoHandler;
+import io.netty.channel.IoHandlerContext;
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.IoOps;
+import io.netty.channel.IoRegistration;
+import io.netty.util.collection.IntObjectHashMap;
+import io.netty.util.concurrent.ThreadAwareExecutor;
+import io.netty.util.internal.logging.InternalLogger;
+import io.netty.util.internal.logging.InternalLoggerFactory;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A Netty {@link IoHandler} that drives one UCX worker per event loop:
+ * {@code new MultiThreadIoEventLoopGroup(n, UcxIoHandler.newFactory())} makes {@code n} event loops for
+ * {@link UcxSocketChannel} and {@link UcxServerSocketChannel}.
+ * <p>
+ * <b>Resources.</b> Each event loop's handler creates its {@code UcpWorker} on the loop's own thread (in
+ * {@link #initialize()}, which Netty 4.2 runs there) and closes it in {@link #destroy()}. The handlers of one
+ * {@link UcxTransportConfig} (same UCX options and name) share one {@code UcpContext}, counted by reference and
+ * closed with the last of them.
+ * <p>
+ * <b>Running.</b> {@link #run(IoHandlerContext)} progresses the worker while it has work, completes the operations
+ * in flight and lets channels act on what arrived (UCX callbacks only record; pipelines run outside them). When idle
+ * and Netty allows blocking, it spins for {@link UcxTransportConfig#spinNanos()}, then arms the worker and sleeps on
+ * its event descriptor with {@code poll(2)}, no longer than the time to the next scheduled task. {@link #wakeup()},
+ * from any thread, signals the worker ({@code ucp_worker_signal}) only when the loop sleeps or is about to.
+ */
+public final class UcxIoHandler implements IoHandler {
+
+    private static final InternalLogger LOG = InternalLoggerFactory.getInstance(UcxIoHandler.class);
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
+    private static final long CLOSE_FLUSH_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+    private static final Map<Object, SharedContext> CONTEXTS = new HashMap<>();
+
+    private static final int AWAKE = 0;
+    private static final int SLEEPING = 1;
+    private static final int WOKEN = 2;
+
+    private final UcxTransportConfig config;
+    private final ThreadAwareExecutor executor;
+    private final AtomicInteger state = new AtomicInteger(AWAKE);
+    /** Held while signalling the worker and while closing it, so that a signal never meets a destroyed worker. */
+    private final Object signalLock = new Object();
+    private final IntObjectHashMap<UcxSocketChannel> connections = new IntObjectHashMap<>();
+    /** Accepted channels by endpoint until their client's hello names them. */
+    private final Map<UcpEndpoint, UcxSocketChannel> accepted = new IdentityHashMap<>();
+    private final ArrayDeque<Ready> ready = new ArrayDeque<>();
+    private final ArrayList<Op> ops = new ArrayList<>();
+    private final List<Registration> registrations = new ArrayList<>();
+    private SharedContext shared;
+    private volatile UcpWorker worker;
+    private boolean destroyed;
+    private Arena arena;
+    private Poll poll;
+    private int lastId;
+
+    private UcxIoHandler(UcxTransportConfig config, ThreadAwareExecutor executor) {
+        this.config = config;
+        this.executor = executor;
+    }
+
+    /**
+     * A factory of handlers with {@link UcxTransportConfig#defaults()}.
+     *
+     * @return the factory, for {@code MultiThreadIoEventLoopGroup}
+     */
+    public static IoHandlerFactory newFactory() {
+        return newFactory(UcxTransportConfig.defaults());
+    }
+
+    /**
+     * A factory of handlers with the given settings.
+     *
+     * @param config the transport settings
+     * @return the factory, for {@code MultiThreadIoEventLoopGroup}
+     */
+    public static IoHandlerFactory newFactory(UcxTransportConfig config) {
+        Objects.requireNonNull(config, "config");
+        return executor -> new UcxIoHandler(config, executor);
+    }
+
+    /**
+     * The transport settings of this handler.
+     *
+     * @return the config
+     */
+    public UcxTransportConfig config() {
+        return config;
+    }
+
+    // ---- life cycle ---------------------------------------------------------------------------------------------
+
+    @Override
+    public void initialize() {
+        worker();
+    }
+
+    /** The loop's worker, created on first use on the loop's thread. */
+    UcpWorker worker() {
+        UcpWorker w = worker;
+        if (w == null) {
+            if (destroyed) {
+                throw new IllegalStateException("the UCX event loop is shut down");
+            }
+            shared = acquire(config);
+            boolean done = false;
+            try {
+                w = shared.context.newWorker();
+                arena = Arena.ofConfined();
+                poll = new Poll(arena, w.eventFd());
+                w.setAmHandler(Wire.AM_DATA, this::onData);
+                w.setAmHandler(Wire.AM_CONTROL, this::onControl);
+                worker = w;
+                done = true;
+            } finally {
+                if (!done) {
+                    if (w != null) {
+                        w.close();
+                    }
+                    if (arena != null) {
+                        arena.close();
+                    }
+                    release(shared);
+                    shared = null;
+                }
+            }
+        }
+        return w;
+    }
+
+    @Override
+    public void prepareToDestroy() {
+        for (Registration r : new ArrayList<>(registrations)) {
+            try {
+                r.handle.close();
+            } catch (Exception e) {
+                LOG.warn("closing {} failed", r.handle, e);
+            }
+        }
+    }
+
+    @Override
+    public void destroy() {
+        destroyed = true;
+        UcpWorker w = worker;
+        if (w == null) {
+            return;
+        }
+        // Endpoint closes and sends started by the channels' close get a bounded time to finish.
+        long deadline = System.nanoTime() + CLOSE_FLUSH_NANOS;
+        while (!ops.isEmpty() && System.nanoTime() - deadline < 0) {
+            drive();
+        }
+        try {
+            synchronized (signalLock) {
+                worker = null;
+                w.close();
+            }
+        } finally {
+            for (Op op : ops) {
+                op.abandon(); // the worker released their requests; what they hold is ours to free
+            }
+            ops.clear();
+            ready.clear();
+            arena.close();
+            release(shared);
+            shared = null;
+        }
+    }
+
+    private static UcpContext newContext(UcxTransportConfig config) {
+        UcpContext.Builder b = UcpContext.builder().features(UcpContext.Feature.AM, UcpContext.Feature.WAKEUP);
+        config.ucxConfig().forEach(b::config);
+        if (config.name() != null) {
+            b.name(config.name());
+        }
+        return b.build();
+    }
+
+    private static SharedContext acquire(UcxTransportConfig config) {
+        synchronized (CONTEXTS) {
+            SharedContext s = CONTEXTS.get(config.contextKey());
+            if (s == null) {
+                s = new SharedContext(config.contextKey(), newContext(config));
+                CONTEXTS.put(s.key, s);
+            }
+            s.users++;
+            return s;
+        }
+    }
+
+    private static void release(SharedContext s) {
+        synchronized (CONTEXTS) {
+            if (--s.users == 0) {
+                CONTEXTS.remove(s.key);
+                s.context.close();
+            }
+        }
+    }
+
+    /** Contexts in use by event loops, for tests. */
+    static int openContexts() {
+        synchronized (CONTEXTS) {
+            return CONTEXTS.size();
+        }
+    }
+
+    // ---- running ------------------------------------------------------------------------------------------------
+
+    @Override
+    public int run(IoHandlerContext context) {
+        worker();
+        int work = drive();
+        if (work > 0 || !context.canBlock()) {
+            return work;
+        }
+        long spin = config.spinNanos();
+        if (spin > 0) {
+            long end = System.nanoTime() + spin;
+            while (state.get() != WOKEN && System.nanoTime() - end < 0) {
+                work = drive();
+                if (work > 0) {
+                    return work;
+                }
+                Thread.onSpinWait();
+            }
+        }
+        if (state.compareAndSet(AWAKE, SLEEPING)) {
+            try {
+                // arm() says BUSY when events, or a signal, came since the last progress: no sleep then.
+                if (ready.isEmpty() && worker.arm()) {
+                    long delay = context.delayNanos(System.nanoTime());
+                    if (delay > 0) {
+                        poll.await((int) Math.min(Integer.MAX_VALUE, (delay + 999_999) / 1_000_000));
+                    }
+                }
+            } finally {
+                state.set(AWAKE);
+            }
+        } else {
+            state.set(AWAKE); // woken since Netty decided it could block
+        }
+        return drive();
+    }
+
+    /** Progress, completions, then the channels that have something to do; the amount of work done. */
+    private int drive() {
+        UcpWorker w = worker;
+        int work = 0;
+        for (int i = 0; i < 64; i++) {
+            int n;
+            try {
+                n = w.progress();
+            } catch (RuntimeException e) {
+                LOG.warn("a UCX callback failed", e);
+                n = 1;
+            }
+            if (n == 0) {
+                break;
+            }
+            work += n;
+        }
+        if (!ops.isEmpty()) {
+            work += pollOps(w);
+        }
+        int n = ready.size();
+        for (int i = 0; i < n; i++) {
+            Ready r = ready.poll();
+            r.queued(false);
+            try {
+                r.process();
+            } catch (RuntimeException e) {
+                LOG.warn("processing {} failed", r, e);
+            }
+        }
+        return work + n;
+    }
+
+    private int pollOps(UcpWorker w) {
+        int done = 0;
+        long now = System.nanoTime();
+        for (int i = 0; i < ops.size(); ) {
+            Op op = ops.get(i);
+            boolean finished;
+            Throwable failure = null;
+            try {
+                finished = w.poll(op.token);
+            } catch (RuntimeException e) {
+                finished = true;
+                failure = e;
+            }
+            if (finished) {
+                Op last = ops.removeLast();
+                if (last != op) {
+                    ops.set(i, last);
+                }
+                done++;
+                try {
+                    op.done(failure);
+                } catch (RuntimeException e) {
+                    LOG.warn("completing {} failed", op, e);
+                }
+            } else {
+                op.check(now);
+                i++;
+            }
+        }
+        return done;
+    }
+
+    @Override
+    public void wakeup() {
+        if (!executor.isExecutorThread(Thread.currentThread()) && state.getAndSet(WOKEN) == SLEEPING) {
+            synchronized (signalLock) {
+                UcpWorker w = worker;
+                if (w != null) {
+                    w.signal();
+                }
+            }
+        }
+    }
+
+    // ---- registration -------------------------------------------------------------------------------------------
+
+    @Override
+    public IoRegistration register(IoHandle handle) {
+        worker();
+        Registration r = new Registration(handle);
+        registrations.add(r);
+        handle.registered();
+        return r;
+    }
+
+    @Override
+    public boolean isCompatible(Class<? extends IoHandle> handleType) {
+        return UcxIoHandle.class.isAssignableFrom(handleType);
+    }
+
+    /** The handles of UCX channels. */
+    interface UcxIoHandle extends IoHandle {
+        @Override
+        void close(); // closing a channel throws nothing
+    }
+
+    /** A channel's registration; its attachment is this handler. */
+    private final class Registration implements IoRegistration {
+        final IoHandle handle;
+        boolean valid = true;
+
+        Registration(IoHandle handle) {
+            this.handle = handle;
+        }
+
+        @Override
+        @SuppressWarnings("unchecked")
+        public <T> T attachment() {
+            return (T) UcxIoHandler.this;
+        }
+
+        @Override
+        public long submit(IoOps ops) {
+            return 0;
+        }
+
+        @Override
+        public boolean isValid() {
+            return valid;
+        }
+
+        @Override
+        public boolean cancel() {
+            if (!valid) {
+                return false;
+            }
+            valid = false;
+            registrations.remove(this);
+            handle.unregistered();
+            return true;
+        }
+    }
+
+    // ---- what channels ask of the loop -------------------------------------------------------------------------
+
+    /** Something that acts on the loop after progress: a channel with data, credit, a connection or a failure. */
+    interface Ready {
+        void process();
+
+        boolean queued();
+
+        void queued(boolean queued);
+    }
+
+    void markReady(Ready r) {
+        if (!r.queued()) {
+            r.queued(true);
+            ready.add(r);
+        }
+    }
+
+    /** An operation in flight, polled after each progress. */
+    abstract static class Op {
+        long token;
+
+        /** Completed (with {@code failure}, or {@code null}); the token is released. */
+        abstract void done(Throwable failure);
+
+        /** The worker closed first: free what the operation held, without touching UCX. */
+        abstract void abandon();
+
+        /** Still in flight at {@code now}. */
+        void check(long now) {
+        }
+    }
+
+    void addOp(Op op) {
+        ops.add(op);
+    }
+
+    int register(UcxSocketChannel channel) {
+        int id;
+        do {
+            id = ++lastId;
+            if (id <= 0) {
+                lastId = 0;
+                id = ++lastId;
+            }
+        } while (connections.containsKey(id));
+        connections.put(id, channel);
+        return id;
+    }
+
+    void accepted(UcpEndpoint ep, UcxSocketChannel channel) {
+        accepted.put(ep, channel);
+    }
+
+    void forget(int id, UcpEndpoint ep) {
+        connections.remove(id);
+        if (ep != null) {
+            accepted.remove(ep);
+        }
+    }
+
+    /** Closes an endpoint after what was sent on it completed (bounded), without blocking the loop. */
+    void closeEndpoint(UcpEndpoint ep) {
+        long token;
+        try {
+            token = ep.isFailed() ? UcpWorker.COMPLETED : ep.flush();
+        } catch (RuntimeException e) {
+            token = UcpWorker.COMPLETED;
+        }
+        if (token == UcpWorker.COMPLETED) {
+            closeForce(ep);
+            return;
+        }
+        CloseOp op = new CloseOp(ep, System.nanoTime() + CLOSE_FLUSH_NANOS);
+        op.token = token;
+        addOp(op);
+    }
+
+    static void closeForce(UcpEndpoint ep) {
+        try {
+            ep.closeForce();
+        } catch (RuntimeException e) {
+            LOG.debug("closing {} failed", ep, e);
+        }
+    }
+
+    private static final class CloseOp extends Op {
+        final UcpEndpoint ep;
+        final long deadline;
+
+        CloseOp(UcpEndpoint ep, long deadline) {
+            this.ep = ep;
+            this.deadline = deadline;
+        }
+
+        @Override
+        void done(Throwable failure) {
+            closeForce(ep);
+        }
+
+        @Override
+        void abandon() {
+        }
+
+        @Override
+        void check(long now) {
+            if (now - deadline > 0) {
+                closeForce(ep); // the peer does not answer: the flush then completes with an error
+            }
+        }
+    }
+
+    // ---- active messages ----------------------------------------------------------------------------------------
+
+    private void onData(UcpAmMessage m) {
+        if (m.headerLength() < Wire.DATA_HEADER) {
+            return;
+        }
+        MemorySegment h = m.header();
+        UcxSocketChannel ch = connections.get(h.get(INT, 0));
+        if (ch != null) {
+            ch.onData(m, h.get(INT, 4), h.get(LONG, 8));
+        } // else: the channel closed; a rendezvous message not kept is dropped by UCX
+    }
+
+    private void onControl(UcpAmMessage m) {
+        if (m.headerLength() < Wire.CONTROL_HEADER) {
+            return;
+        }
+        MemorySegment h = m.header();
+        int type = h.get(INT, 4);
+        long value = h.get(LONG, 8);
+        int src = h.get(INT, 16);
+        int window = h.get(INT, 20);
+        if (type == Wire.HELLO) {
+            UcpEndpoint ep = m.replyEndpoint();
+            UcxSocketChannel ch = ep == null ? null : accepted.remove(ep);
+            if (ch != null) {
+                ch.onHello(src, window);
+            }
+            return;
+        }
+        UcxSocketChannel ch = connections.get(h.get(INT, 0));
+        if (ch == null) {
+            return;
+        }
+        if (type == Wire.HELLO_ACK) {
+            ch.onHelloAck(src, window);
+        } else if (type == Wire.CREDIT) {
+            ch.onCredit(value);
+        }
+    }
+
+    private static final class SharedContext {
+        final Object key;
+        final UcpContext context;
+        int users;
+
+        SharedContext(Object key, UcpContext context) {
+            this.key = key;
+            this.context = context;
+        }
+    }
+}

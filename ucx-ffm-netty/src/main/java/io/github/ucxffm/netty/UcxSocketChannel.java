@@ -1,0 +1,982 @@
+package io.github.ucxffm.netty;
+
+import io.github.ucxffm.UcpAmData;
+import io.github.ucxffm.UcpAmMessage;
+import io.github.ucxffm.UcpAmSendFlags;
+import io.github.ucxffm.UcpEndpoint;
+import io.github.ucxffm.UcpWorker;
+import io.github.ucxffm.UcxException;
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.AbstractChannel;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelMetadata;
+import io.netty.channel.ChannelOutboundBuffer;
+import io.netty.channel.ChannelPipeline;
+import io.netty.channel.ChannelPromise;
+import io.netty.channel.ConnectTimeoutException;
+import io.netty.channel.EventLoop;
+import io.netty.channel.IoEvent;
+import io.netty.channel.IoEventLoop;
+import io.netty.channel.IoRegistration;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.channel.socket.ChannelInputShutdownReadComplete;
+import io.netty.channel.socket.DuplexChannel;
+import io.netty.util.collection.LongObjectHashMap;
+import io.netty.util.concurrent.Future;
+import io.netty.util.internal.StringUtil;
+
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.nio.channels.AlreadyConnectedException;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ConnectionPendingException;
+import java.nio.channels.UnresolvedAddressException;
+import java.util.ArrayDeque;
+import java.util.Arrays;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A byte-stream channel over a UCX endpoint, the UCX counterpart of a TCP socket channel: made by a
+ * {@code Bootstrap} with {@code channel(UcxSocketChannel.class)} on a group of {@link UcxIoHandler} loops, or
+ * accepted by a {@link UcxServerSocketChannel}. Writes ({@code ByteBuf}s) arrive at the peer in order, as written;
+ * message boundaries are not kept, as with TCP. See the package comment for the protocol.
+ * <p>
+ * <b>Options.</b> {@code ALLOW_HALF_CLOSURE}, {@code AUTO_READ}, {@code WRITE_BUFFER_WATER_MARK},
+ * {@code CONNECT_TIMEOUT_MILLIS} behave as for TCP. {@code SO_RCVBUF}, set before the channel connects, is its
+ * receive window (else {@link UcxTransportConfig#windowBytes()}). {@code SO_SNDBUF} and {@code TCP_NODELAY} are
+ * accepted and have no effect: a flush is sent at once, within the peer's window.
+ * <p>
+ * <b>Threads.</b> As any Netty channel: its event loop runs it; the counters may be read from any thread.
+ */
+public final class UcxSocketChannel extends AbstractChannel implements DuplexChannel {
+
+    private static final ChannelMetadata METADATA = new ChannelMetadata(false, 16);
+    private static final int MAX_IOV = 64;
+    private static final int MESSAGES_PER_READ = 16;
+
+    private final UcxSocketChannelConfig config;
+    /** For an accepted channel: the connection request's endpoint parameters, used once when registered. */
+    private UcpEndpoint.Params acceptParams;
+    private final boolean accepted;
+    private InetSocketAddress local;
+    private InetSocketAddress remote;
+
+    private UcxIoHandler handler;
+    private IoRegistration registration;
+    private UcpEndpoint ep;
+    private int localId;
+    private int peerId;
+    private boolean open = true;
+    /** The hello exchange is done: the peer's id and window are known. */
+    private boolean connected;
+    private boolean inputShutdown;
+    private boolean outputShutdown;
+    private boolean eosSent;
+    /** The peer said it closes: the failure of its endpoint that follows is no error. */
+    private boolean peerClosing;
+    private boolean queued;
+    private boolean readRequested;
+    private boolean flushNeeded;
+    private boolean connectFinished;
+    private boolean failureHandled;
+    private Throwable failure;
+
+    private long sendCredit;
+    private long seqOut;
+    private long seqIn;
+    private long consumedUnacked;
+    private int window;
+    private final ArrayDeque<Inbound> inOrder = new ArrayDeque<>();
+    private LongObjectHashMap<Inbound> early;
+
+    private ChannelPromise connectPromise;
+    private Future<?> connectTimeout;
+    private final Collector collector = new Collector();
+
+    private volatile long bytesSent;
+    private volatile long bytesReceived;
+    private volatile long messagesSent;
+
+    /** A client channel, for {@code Bootstrap}. */
+    public UcxSocketChannel() {
+        super(null);
+        this.config = new UcxSocketChannelConfig(this);
+        this.accepted = false;
+    }
+
+    UcxSocketChannel(Channel parent, UcpEndpoint.Params params, InetSocketAddress remote, InetSocketAddress local) {
+        super(parent);
+        this.config = new UcxSocketChannelConfig(this);
+        this.accepted = true;
+        this.acceptParams = params;
+        this.remote = remote;
+        this.local = local;
+    }
+
+    // ---- Channel -------------------------------------------------------------------------------------------------
+
+    @Override
+    public UcxSocketChannelConfig config() {
+        return config;
+    }
+
+    @Override
+    public boolean isOpen() {
+        return open;
+    }
+
+    @Override
+    public boolean isActive() {
+        return open && ep != null && (connected || accepted);
+    }
+
+    @Override
+    public ChannelMetadata metadata() {
+        return METADATA;
+    }
+
+    @Override
+    public InetSocketAddress localAddress() {
+        return (InetSocketAddress) super.localAddress();
+    }
+
+    @Override
+    public InetSocketAddress remoteAddress() {
+        return (InetSocketAddress) super.remoteAddress();
+    }
+
+    @Override
+    protected SocketAddress localAddress0() {
+        return local;
+    }
+
+    @Override
+    protected SocketAddress remoteAddress0() {
+        return remote;
+    }
+
+    /**
+     * Payload bytes this channel handed to UCX.
+     *
+     * @return bytes
+     */
+    public long bytesSent() {
+        return bytesSent;
+    }
+
+    /**
+     * Payload bytes that arrived for this channel from UCX.
+     *
+     * @return bytes
+     */
+    public long bytesReceived() {
+        return bytesReceived;
+    }
+
+    /**
+     * Data active messages this channel sent.
+     *
+     * @return messages
+     */
+    public long messagesSent() {
+        return messagesSent;
+    }
+
+    // ---- DuplexChannel -------------------------------------------------------------------------------------------
+
+    @Override
+    public boolean isInputShutdown() {
+        return inputShutdown || !isActive();
+    }
+
+    @Override
+    public boolean isOutputShutdown() {
+        return outputShutdown || !isActive();
+    }
+
+    @Override
+    public boolean isShutdown() {
+        return isInputShutdown() && isOutputShutdown();
+    }
+
+    @Override
+    public ChannelFuture shutdownOutput() {
+        return shutdownOutput(newPromise());
+    }
+
+    @Override
+    public ChannelFuture shutdownOutput(ChannelPromise promise) {
+        EventLoop loop = eventLoop();
+        if (loop.inEventLoop()) {
+            ((AbstractUnsafe) unsafe()).shutdownOutput(promise);
+        } else {
+            loop.execute(() -> ((AbstractUnsafe) unsafe()).shutdownOutput(promise));
+        }
+        return promise;
+    }
+
+    @Override
+    public ChannelFuture shutdownInput() {
+        return shutdownInput(newPromise());
+    }
+
+    @Override
+    public ChannelFuture shutdownInput(ChannelPromise promise) {
+        EventLoop loop = eventLoop();
+        if (loop.inEventLoop()) {
+            shutdownInput0(promise);
+        } else {
+            loop.execute(() -> shutdownInput0(promise));
+        }
+        return promise;
+    }
+
+    private void shutdownInput0(ChannelPromise promise) {
+        if (!isActive()) {
+            promise.setFailure(new ClosedChannelException());
+            return;
+        }
+        inputShutdown = true;
+        promise.setSuccess();
+    }
+
+    @Override
+    public ChannelFuture shutdown() {
+        return shutdown(newPromise());
+    }
+
+    @Override
+    public ChannelFuture shutdown(ChannelPromise promise) {
+        ChannelFuture out = shutdownOutput();
+        out.addListener(f -> shutdownInput().addListener(g -> {
+            Throwable cause = f.cause() != null ? f.cause() : g.cause();
+            if (cause != null) {
+                promise.tryFailure(cause);
+            } else {
+                promise.trySuccess();
+            }
+        }));
+        return promise;
+    }
+
+    // ---- AbstractChannel -----------------------------------------------------------------------------------------
+
+    @Override
+    protected AbstractUnsafe newUnsafe() {
+        return new UcxUnsafe();
+    }
+
+    @Override
+    protected boolean isCompatible(EventLoop loop) {
+        return loop instanceof IoEventLoop io && io.isCompatible(UcxUnsafe.class);
+    }
+
+    @Override
+    protected void doRegister(ChannelPromise promise) {
+        ((IoEventLoop) eventLoop()).register((UcxUnsafe) unsafe()).addListener(f -> {
+            if (!f.isSuccess()) {
+                promise.setFailure(f.cause());
+                return;
+            }
+            registration = (IoRegistration) f.getNow();
+            handler = registration.attachment();
+            if (accepted && acceptParams != null) {
+                try {
+                    acceptOnThisLoop();
+                } catch (Throwable t) {
+                    promise.setFailure(t);
+                    return;
+                }
+            }
+            promise.setSuccess();
+        });
+    }
+
+    /** Accepts the connection on this loop's worker (another than the listener's, usually). */
+    private void acceptOnThisLoop() {
+        UcpEndpoint.Params params = acceptParams;
+        acceptParams = null;
+        UcpWorker worker = handler.worker();
+        ep = worker.connect(params.peerErrorHandling(handler.config().peerErrorHandling())
+                .onError(this::onEndpointError));
+        localId = handler.register(this);
+        handler.accepted(ep, this);
+        window = receiveWindow();
+        UcxTransportStats.opened();
+    }
+
+    @Override
+    protected void doDeregister() {
+        if (registration != null) {
+            registration.cancel();
+        }
+    }
+
+    @Override
+    protected void doBind(SocketAddress localAddress) {
+        // UCX picks the source address of a connection itself; a client's bind is accepted and has no effect.
+    }
+
+    @Override
+    protected void doDisconnect() throws Exception {
+        doClose();
+    }
+
+    private int receiveWindow() {
+        int rcv = config.getReceiveBufferSize();
+        return rcv > 0 ? Math.max(rcv, 4096) : handler.config().windowBytes();
+    }
+
+    private void doConnect(InetSocketAddress address) {
+        if (handler == null) {
+            throw new IllegalStateException("not registered");
+        }
+        UcpWorker worker = handler.worker();
+        ep = worker.connect(UcpEndpoint.Params.socket(address)
+                .peerErrorHandling(handler.config().peerErrorHandling()).onError(this::onEndpointError));
+        remote = address;
+        localId = handler.register(this);
+        window = receiveWindow();
+        UcxTransportStats.opened();
+        sendControl(Wire.HELLO, 0, 0, UcpAmSendFlags.REPLY);
+    }
+
+    @Override
+    protected void doClose() {
+        if (!open) {
+            return;
+        }
+        open = false;
+        ChannelPromise p = connectPromise;
+        if (p != null) {
+            connectPromise = null;
+            p.tryFailure(new ClosedChannelException());
+        }
+        if (connectTimeout != null) {
+            connectTimeout.cancel(false);
+            connectTimeout = null;
+        }
+        UcpEndpoint e = ep;
+        if (handler != null && localId != 0) {
+            handler.forget(localId, e);
+        }
+        if (e != null) {
+            if (connected && failure == null && !e.isFailed() && !eosSent) {
+                try {
+                    sendEos(Wire.FLAG_EOS | Wire.FLAG_CLOSING);
+                } catch (IOException | RuntimeException ignored) {
+                    // the endpoint failed meanwhile: the peer learns from its own endpoint's error
+                }
+            }
+            handler.closeEndpoint(e);
+        }
+        releaseInbound();
+    }
+
+    private void releaseInbound() {
+        for (Inbound x; (x = inOrder.poll()) != null; ) {
+            x.releaseBuffer();
+        }
+        if (early != null) {
+            for (Inbound x : early.values()) {
+                if (x.done) {
+                    x.releaseBuffer(); // the others are still being received: they free their buffer when done
+                }
+            }
+            early.clear();
+        }
+    }
+
+    @Override
+    protected void doShutdownOutput() throws Exception {
+        if (outputShutdown) {
+            return;
+        }
+        outputShutdown = true;
+        if (connected && !eosSent) {
+            sendEos(Wire.FLAG_EOS);
+        } // else: sent when the hello exchange completes
+    }
+
+    @Override
+    protected void doBeginRead() {
+        if (!open) {
+            return;
+        }
+        readRequested = true;
+        if (!inOrder.isEmpty() && handler != null) {
+            handler.markReady(ready);
+        }
+    }
+
+    @Override
+    protected Object filterOutboundMessage(Object msg) {
+        if (msg instanceof ByteBuf buf) {
+            if (buf.isDirect() && (buf.hasMemoryAddress() || buf.nioBufferCount() > 0)) {
+                return buf;
+            }
+            int n = buf.readableBytes();
+            ByteBuf direct = alloc().directBuffer(n);
+            direct.writeBytes(buf, buf.readerIndex(), n);
+            buf.release();
+            return direct;
+        }
+        throw new UnsupportedOperationException("unsupported message type: " + StringUtil.simpleClassName(msg)
+                + " (expected ByteBuf)");
+    }
+
+    // ---- writing -------------------------------------------------------------------------------------------------
+
+    @Override
+    protected void doWrite(ChannelOutboundBuffer in) throws Exception {
+        if (!connected || eosSent || ep == null) {
+            return; // an accepted channel before its client's hello: written once the peer is known
+        }
+        while (!in.isEmpty() && sendCredit > 0) {
+            int limit = (int) Math.min(sendCredit, handler.config().maxMessageBytes());
+            Collector c = collector;
+            c.start(limit);
+            in.forEachFlushedMessage(c);
+            if (c.total == 0) {
+                in.remove(); // an empty buffer
+                continue;
+            }
+            sendData(c);
+            in.removeBytes(c.total);
+        }
+    }
+
+    private void sendData(Collector c) throws IOException {
+        ByteBuf header = alloc().directBuffer(Wire.DATA_HEADER);
+        header.writeIntLE(peerId).writeIntLE(0).writeLongLE(seqOut);
+        SendOp op = new SendOp(header, Arrays.copyOf(c.bufs, c.count));
+        long token;
+        try {
+            MemorySegment h = Wire.segment(header, 0, Wire.DATA_HEADER);
+            token = c.segmentCount == 1 ? ep.sendAm(Wire.AM_DATA, h, c.segments[0], 0, c.total, 0)
+                    : ep.sendAm(Wire.AM_DATA, h, Arrays.copyOf(c.segments, c.segmentCount), 0);
+        } catch (RuntimeException e) {
+            op.abandon();
+            throw new IOException("UCX send failed on " + this + ": " + e.getMessage(), e);
+        } finally {
+            c.clear();
+        }
+        seqOut++;
+        sendCredit -= c.total;
+        bytesSent += c.total;
+        messagesSent++;
+        UcxTransportStats.sent(c.total);
+        submitted(op, token);
+    }
+
+    private void submitted(UcxIoHandler.Op op, long token) {
+        if (token == UcpWorker.COMPLETED) {
+            op.done(null);
+        } else {
+            op.token = token;
+            handler.addOp(op);
+        }
+    }
+
+    private void sendEos(int flags) throws IOException {
+        ByteBuf header = alloc().directBuffer(Wire.DATA_HEADER);
+        header.writeIntLE(peerId).writeIntLE(flags).writeLongLE(seqOut);
+        SendOp op = new SendOp(header, null);
+        long token;
+        try {
+            token = ep.sendAm(Wire.AM_DATA, Wire.segment(header, 0, Wire.DATA_HEADER), MemorySegment.NULL, 0, 0, 0);
+        } catch (RuntimeException e) {
+            op.abandon();
+            throw new IOException("UCX send failed on " + this + ": " + e.getMessage(), e);
+        }
+        seqOut++;
+        eosSent = true;
+        submitted(op, token);
+    }
+
+    private void sendControl(int type, int dst, long value, int flags) {
+        ByteBuf header = alloc().directBuffer(Wire.CONTROL_HEADER);
+        header.writeIntLE(dst).writeIntLE(type).writeLongLE(value).writeIntLE(localId).writeIntLE(window);
+        SendOp op = new SendOp(header, null);
+        long token;
+        try {
+            token = ep.sendAm(Wire.AM_CONTROL, Wire.segment(header, 0, Wire.CONTROL_HEADER), MemorySegment.NULL, 0, 0,
+                    flags);
+        } catch (RuntimeException e) {
+            op.abandon();
+            throw e;
+        }
+        submitted(op, token);
+    }
+
+    /** Gathers flushed buffers for one message, each retained until the send completes. */
+    private static final class Collector implements ChannelOutboundBuffer.MessageProcessor {
+        final ByteBuf[] bufs = new ByteBuf[MAX_IOV];
+        final MemorySegment[] segments = new MemorySegment[MAX_IOV];
+        int count;
+        int segmentCount;
+        int total;
+        int remaining;
+
+        void start(int limit) {
+            count = 0;
+            segmentCount = 0;
+            total = 0;
+            remaining = limit;
+        }
+
+        void clear() {
+            Arrays.fill(bufs, 0, count, null);
+            Arrays.fill(segments, 0, segmentCount, null);
+        }
+
+        @Override
+        public boolean processMessage(Object msg) {
+            if (!(msg instanceof ByteBuf buf)) {
+                return false;
+            }
+            int n = Math.min(buf.readableBytes(), remaining);
+            if (n == 0) {
+                return remaining > 0;
+            }
+            int pieces = buf.hasMemoryAddress() ? 1 : buf.nioBufferCount();
+            if (segmentCount + pieces > MAX_IOV) {
+                return false;
+            }
+            segmentCount = Wire.segments(buf, buf.readerIndex(), n, segments, segmentCount);
+            bufs[count++] = buf.retain();
+            total += n;
+            remaining -= n;
+            return remaining > 0 && count < MAX_IOV;
+        }
+    }
+
+    /** A send in flight: the header and the written buffers, released when UCX is done with them. */
+    private static final class SendOp extends UcxIoHandler.Op {
+        private ByteBuf header;
+        private ByteBuf[] bufs;
+
+        SendOp(ByteBuf header, ByteBuf[] bufs) {
+            this.header = header;
+            this.bufs = bufs;
+        }
+
+        @Override
+        void done(Throwable failure) {
+            abandon();
+        }
+
+        @Override
+        void abandon() {
+            if (header != null) {
+                header.release();
+                header = null;
+            }
+            if (bufs != null) {
+                for (ByteBuf b : bufs) {
+                    b.release();
+                }
+                bufs = null;
+            }
+        }
+    }
+
+    // ---- what arrives (UCX callbacks: record, then let the loop process) ----------------------------------------
+
+    private final UcxIoHandler.Ready ready = new UcxIoHandler.Ready() {
+        @Override
+        public void process() {
+            UcxSocketChannel.this.process();
+        }
+
+        @Override
+        public boolean queued() {
+            return queued;
+        }
+
+        @Override
+        public void queued(boolean q) {
+            queued = q;
+        }
+
+        @Override
+        public String toString() {
+            return UcxSocketChannel.this.toString();
+        }
+    };
+
+    private void onEndpointError(UcxException e) {
+        if (failure == null) {
+            failure = e;
+        }
+        handler.markReady(ready);
+    }
+
+    void onHello(int src, int peerWindow) {
+        peerId = src;
+        sendCredit = peerWindow;
+        connected = true;
+        sendControl(Wire.HELLO_ACK, src, 0, 0);
+        flushNeeded = true;
+        handler.markReady(ready);
+    }
+
+    void onHelloAck(int src, int peerWindow) {
+        peerId = src;
+        sendCredit = peerWindow;
+        connected = true;
+        connectFinished = true;
+        handler.markReady(ready);
+    }
+
+    void onCredit(long bytes) {
+        sendCredit += bytes;
+        flushNeeded = true;
+        handler.markReady(ready);
+    }
+
+    void onData(UcpAmMessage m, int flags, long seq) {
+        if ((flags & Wire.FLAG_CLOSING) != 0) {
+            peerClosing = true;
+        }
+        Inbound in = new Inbound(seq, flags);
+        long length = m.dataLength();
+        if (length > 0) {
+            int len = (int) length;
+            bytesReceived += len;
+            UcxTransportStats.received(len);
+            ByteBuf buf = config.getAllocator().directBuffer(len, len);
+            in.buf = buf;
+            in.length = len;
+            if (m.isRendezvous()) {
+                UcxTransportStats.rendezvous();
+                UcpAmData data = m.keep();
+                long token;
+                try {
+                    token = data.receive(Wire.segment(buf, 0, len), 0);
+                } catch (RuntimeException e) {
+                    in.releaseBuffer();
+                    throw e;
+                }
+                if (token == UcpWorker.COMPLETED) {
+                    in.finish();
+                } else {
+                    in.token = token;
+                    handler.addOp(in);
+                }
+            } else {
+                MemorySegment.copy(m.data(), 0, Wire.segment(buf, 0, len), 0, len);
+                in.finish();
+            }
+        } else {
+            in.done = true;
+        }
+        arrived(in);
+    }
+
+    private void arrived(Inbound in) {
+        if (in.seq == seqIn && in.done && (early == null || early.isEmpty())) {
+            inOrder.add(in);
+            seqIn++;
+        } else {
+            if (early == null) {
+                early = new LongObjectHashMap<>();
+            }
+            early.put(in.seq, in);
+            drainEarly();
+        }
+        if (!inOrder.isEmpty()) {
+            handler.markReady(ready);
+        }
+    }
+
+    private void drainEarly() {
+        Inbound x;
+        while ((x = early.get(seqIn)) != null && x.done) {
+            early.remove(seqIn);
+            inOrder.add(x);
+            seqIn++;
+        }
+    }
+
+    /** Data of one active message, received in place or fetched by rendezvous. */
+    private final class Inbound extends UcxIoHandler.Op {
+        final long seq;
+        final int flags;
+        ByteBuf buf;
+        int length;
+        boolean done;
+
+        Inbound(long seq, int flags) {
+            this.seq = seq;
+            this.flags = flags;
+        }
+
+        void finish() {
+            buf.writerIndex(length);
+            done = true;
+        }
+
+        void releaseBuffer() {
+            if (buf != null) {
+                buf.release();
+                buf = null;
+            }
+        }
+
+        @Override
+        void done(Throwable f) {
+            if (f != null || !open) {
+                releaseBuffer();
+                done = true;
+                if (f != null && open && failure == null) {
+                    failure = f; // the data is lost: the stream cannot go on
+                    handler.markReady(ready);
+                }
+                return;
+            }
+            finish();
+            if (early != null) {
+                drainEarly();
+            }
+            if (!inOrder.isEmpty()) {
+                handler.markReady(ready);
+            }
+        }
+
+        @Override
+        void abandon() {
+            releaseBuffer();
+        }
+    }
+
+    // ---- acting on it, on the loop outside UCX callbacks ----------------------------------------------------------
+
+    private void process() {
+        if (!open) {
+            return;
+        }
+        if (connectFinished) {
+            connectFinished = false;
+            finishConnect();
+        }
+        if (flushNeeded && connected && open) {
+            flushNeeded = false;
+            if (outputShutdown && !eosSent) {
+                try {
+                    sendEos(Wire.FLAG_EOS);
+                } catch (IOException e) {
+                    failure = e;
+                }
+            }
+            ((UcxUnsafe) unsafe()).resumeWrites();
+        }
+        if (open && (readRequested || config.isAutoRead())) {
+            deliver();
+        }
+        if (open && failure != null && !failureHandled) {
+            failureHandled = true;
+            onFailure();
+        }
+    }
+
+    private void finishConnect() {
+        ChannelPromise p = connectPromise;
+        connectPromise = null;
+        if (connectTimeout != null) {
+            connectTimeout.cancel(false);
+            connectTimeout = null;
+        }
+        try {
+            local = ep.localAddress();
+        } catch (RuntimeException e) {
+            local = null; // UCX could not say: the address stays unknown
+        }
+        if (p == null || !p.trySuccess()) {
+            return; // canceled or timed out: closed by then
+        }
+        if (outputShutdown && !eosSent) {
+            flushNeeded = true;
+            handler.markReady(ready);
+        }
+        pipeline().fireChannelActive();
+    }
+
+    private void onFailure() {
+        ChannelPromise p = connectPromise;
+        if (p != null) {
+            connectPromise = null;
+            ConnectException ce = new ConnectException("UCX connection to " + remote + " failed: "
+                    + failure.getMessage());
+            ce.initCause(failure);
+            p.tryFailure(ce);
+            unsafe().close(unsafe().voidPromise());
+            return;
+        }
+        if (peerClosing) {
+            if (!config.isAllowHalfClosure() && inOrder.isEmpty()) {
+                unsafe().close(unsafe().voidPromise());
+            }
+            return; // the peer closed: its end-of-stream, in order, tells the pipeline
+        }
+        pipeline().fireExceptionCaught(new IOException("UCX endpoint to " + remote + " failed: "
+                + failure.getMessage(), failure));
+        unsafe().close(unsafe().voidPromise());
+    }
+
+    private void deliver() {
+        ChannelPipeline p = pipeline();
+        boolean any = false;
+        long consumed = 0;
+        for (int i = 0; i < MESSAGES_PER_READ && open; i++) {
+            Inbound x = inOrder.poll();
+            if (x == null) {
+                break;
+            }
+            ByteBuf b = x.buf;
+            x.buf = null;
+            if (b != null) {
+                consumed += b.readableBytes();
+                if (inputShutdown) {
+                    b.release();
+                } else {
+                    any = true;
+                    p.fireChannelRead(b);
+                }
+            }
+            if ((x.flags & Wire.FLAG_EOS) != 0) {
+                if (any) {
+                    readRequested = false;
+                    p.fireChannelReadComplete();
+                    any = false;
+                }
+                returnCredit(consumed);
+                consumed = 0;
+                endOfStream();
+                break;
+            }
+        }
+        returnCredit(consumed);
+        if (any) {
+            if (!config.isAutoRead()) {
+                readRequested = false;
+            }
+            p.fireChannelReadComplete();
+        }
+        if (open && !inOrder.isEmpty() && (readRequested || config.isAutoRead())) {
+            handler.markReady(ready);
+        }
+    }
+
+    private void endOfStream() {
+        boolean wasShut = inputShutdown;
+        inputShutdown = true;
+        if (config.isAllowHalfClosure()) {
+            if (!wasShut) {
+                pipeline().fireUserEventTriggered(ChannelInputShutdownEvent.INSTANCE);
+            }
+            pipeline().fireUserEventTriggered(ChannelInputShutdownReadComplete.INSTANCE);
+        } else {
+            unsafe().close(unsafe().voidPromise());
+        }
+    }
+
+    private void returnCredit(long consumed) {
+        if (consumed == 0) {
+            return;
+        }
+        consumedUnacked += consumed;
+        if (consumedUnacked >= Math.max(1, window / 4) && open && ep != null && !ep.isFailed() && !peerClosing) {
+            long n = consumedUnacked;
+            consumedUnacked = 0;
+            try {
+                sendControl(Wire.CREDIT, peerId, n, 0);
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e;
+                    handler.markReady(ready);
+                }
+            }
+        }
+    }
+
+    /** Closes the endpoint at once without telling the peer, as a crash would: for tests of peer failure. */
+    void killEndpointForTest() {
+        UcpEndpoint e = ep;
+        if (e != null) {
+            handler.forget(localId, e);
+            localId = 0;
+            UcxIoHandler.closeForce(e);
+        }
+    }
+
+    // ---- unsafe --------------------------------------------------------------------------------------------------
+
+    private final class UcxUnsafe extends AbstractUnsafe implements UcxIoHandler.UcxIoHandle {
+
+        @Override
+        public void connect(SocketAddress remoteAddress, SocketAddress localAddress, ChannelPromise promise) {
+            if (!promise.setUncancellable() || !ensureOpen(promise)) {
+                return;
+            }
+            if (connectPromise != null) {
+                promise.setFailure(new ConnectionPendingException());
+                return;
+            }
+            if (ep != null) {
+                promise.setFailure(new AlreadyConnectedException());
+                return;
+            }
+            if (!(remoteAddress instanceof InetSocketAddress address)) {
+                promise.setFailure(new IllegalArgumentException("expected an InetSocketAddress: " + remoteAddress));
+                return;
+            }
+            if (address.isUnresolved()) {
+                promise.setFailure(new UnresolvedAddressException());
+                return;
+            }
+            try {
+                doConnect(address);
+            } catch (Throwable t) {
+                promise.tryFailure(annotateConnectException(t, address));
+                close(voidPromise());
+                return;
+            }
+            connectPromise = promise;
+            int timeoutMillis = config.getConnectTimeoutMillis();
+            if (timeoutMillis > 0) {
+                connectTimeout = eventLoop().schedule(() -> {
+                    ChannelPromise p = connectPromise;
+                    if (p != null && p.tryFailure(new ConnectTimeoutException("connection timed out after "
+                            + timeoutMillis + " ms: " + address))) {
+                        connectPromise = null;
+                        close(voidPromise());
+                    }
+                }, timeoutMillis, TimeUnit.MILLISECONDS);
+            }
+            promise.addListener(f -> {
+                if (f.isCancelled()) {
+                    close(voidPromise());
+                }
+            });
+        }
+
+        void resumeWrites() {
+            flush0();
+        }
+
+        @Override
+        public void handle(IoRegistration registration, IoEvent event) {
+            // UCX channels get their events from the worker's callbacks, not from IoEvents
+        }
+
+        @Override
+        public void close() {
+            close(voidPromise());
+        }
+    }
+}

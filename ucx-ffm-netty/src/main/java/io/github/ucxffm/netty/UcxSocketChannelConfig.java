@@ -1,0 +1,192 @@
+package io.github.ucxffm.netty;
+
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.DefaultChannelConfig;
+import io.netty.channel.MessageSizeEstimator;
+import io.netty.channel.RecvByteBufAllocator;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.channel.socket.DuplexChannelConfig;
+
+import java.util.Map;
+
+/**
+ * The configuration of a {@link UcxSocketChannel}: Netty's common options, {@code ALLOW_HALF_CLOSURE}, and the
+ * socket options a TCP application sets. {@code SO_RCVBUF} (before connecting) is the channel's receive window;
+ * {@code SO_SNDBUF} and {@code TCP_NODELAY} are kept and reported but change nothing (UCX sends each flush at once).
+ */
+public final class UcxSocketChannelConfig extends DefaultChannelConfig implements DuplexChannelConfig {
+
+    private volatile boolean allowHalfClosure;
+    private volatile int receiveBufferSize;
+    private volatile int sendBufferSize;
+    private volatile boolean tcpNoDelay = true;
+
+    UcxSocketChannelConfig(UcxSocketChannel channel) {
+        super(channel);
+    }
+
+    @Override
+    public Map<ChannelOption<?>, Object> getOptions() {
+        return getOptions(super.getOptions(), ChannelOption.ALLOW_HALF_CLOSURE, ChannelOption.SO_RCVBUF,
+                ChannelOption.SO_SNDBUF, ChannelOption.TCP_NODELAY);
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public <T> T getOption(ChannelOption<T> option) {
+        if (option == ChannelOption.ALLOW_HALF_CLOSURE) {
+            return (T) Boolean.valueOf(allowHalfClosure);
+        }
+        if (option == ChannelOption.SO_RCVBUF) {
+            return (T) Integer.valueOf(receiveBufferSize);
+        }
+        if (option == ChannelOption.SO_SNDBUF) {
+            return (T) Integer.valueOf(sendBufferSize);
+        }
+        if (option == ChannelOption.TCP_NODELAY) {
+            return (T) Boolean.valueOf(tcpNoDelay);
+        }
+        return super.getOption(option);
+    }
+
+    @Override
+    public <T> boolean setOption(ChannelOption<T> option, T value) {
+        validate(option, value);
+        if (option == ChannelOption.ALLOW_HALF_CLOSURE) {
+            setAllowHalfClosure((Boolean) value);
+        } else if (option == ChannelOption.SO_RCVBUF) {
+            setReceiveBufferSize((Integer) value);
+        } else if (option == ChannelOption.SO_SNDBUF) {
+            setSendBufferSize((Integer) value);
+        } else if (option == ChannelOption.TCP_NODELAY) {
+            setTcpNoDelay((Boolean) value);
+        } else {
+            return super.setOption(option, value);
+        }
+        return true;
+    }
+
+    @Override
+    public boolean isAllowHalfClosure() {
+        return allowHalfClosure;
+    }
+
+    @Override
+    public UcxSocketChannelConfig setAllowHalfClosure(boolean allow) {
+        this.allowHalfClosure = allow;
+        return this;
+    }
+
+    /**
+     * The receive window asked for ({@code SO_RCVBUF}); 0 for the transport's.
+     *
+     * @return bytes
+     */
+    public int getReceiveBufferSize() {
+        return receiveBufferSize;
+    }
+
+    /**
+     * Sets the receive window for the next connection of this channel ({@code SO_RCVBUF}).
+     *
+     * @param bytes the window, 0 for the transport's; below 4096 counts as 4096
+     * @return this config
+     */
+    public UcxSocketChannelConfig setReceiveBufferSize(int bytes) {
+        if (bytes < 0) {
+            throw new IllegalArgumentException("SO_RCVBUF must not be negative: " + bytes);
+        }
+        this.receiveBufferSize = bytes;
+        return this;
+    }
+
+    /**
+     * {@code SO_SNDBUF} as set; no effect.
+     *
+     * @return bytes
+     */
+    public int getSendBufferSize() {
+        return sendBufferSize;
+    }
+
+    /**
+     * Keeps {@code SO_SNDBUF}; no effect on UCX.
+     *
+     * @param bytes the value
+     * @return this config
+     */
+    public UcxSocketChannelConfig setSendBufferSize(int bytes) {
+        this.sendBufferSize = bytes;
+        return this;
+    }
+
+    /**
+     * {@code TCP_NODELAY} as set (default {@code true}); no effect.
+     *
+     * @return the value
+     */
+    public boolean isTcpNoDelay() {
+        return tcpNoDelay;
+    }
+
+    /**
+     * Keeps {@code TCP_NODELAY}; no effect: UCX sends each flush at once.
+     *
+     * @param noDelay the value
+     * @return this config
+     */
+    public UcxSocketChannelConfig setTcpNoDelay(boolean noDelay) {
+        this.tcpNoDelay = noDelay;
+        return this;
+    }
+
+    @Override
+    @Deprecated
+    public UcxSocketChannelConfig setMaxMessagesPerRead(int maxMessagesPerRead) {
+        super.setMaxMessagesPerRead(maxMessagesPerRead);
+        return this;
+    }
+
+    @Override
+    public UcxSocketChannelConfig setWriteSpinCount(int writeSpinCount) {
+        super.setWriteSpinCount(writeSpinCount);
+        return this;
+    }
+
+    @Override
+    public UcxSocketChannelConfig setAllocator(ByteBufAllocator allocator) {
+        super.setAllocator(allocator);
+        return this;
+    }
+
+    @Override
+    public UcxSocketChannelConfig setRecvByteBufAllocator(RecvByteBufAllocator allocator) {
+        super.setRecvByteBufAllocator(allocator);
+        return this;
+    }
+
+    @Override
+    public UcxSocketChannelConfig setAutoRead(boolean autoRead) {
+        super.setAutoRead(autoRead);
+        return this;
+    }
+
+    @Override
+    public UcxSocketChannelConfig setAutoClose(boolean autoClose) {
+        super.setAutoClose(autoClose);
+        return this;
+    }
+
+    @Override
+    public UcxSocketChannelConfig setMessageSizeEstimator(MessageSizeEstimator estimator) {
+        super.setMessageSizeEstimator(estimator);
+        return this;
+    }
+
+    @Override
+    public UcxSocketChannelConfig setWriteBufferWaterMark(WriteBufferWaterMark writeBufferWaterMark) {
+        super.setWriteBufferWaterMark(writeBufferWaterMark);
+        return this;
+    }
+}

@@ -1,0 +1,238 @@
+package io.github.ucxffm.netty;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The settings of a UCX transport: the UCX options of its context, and how its channels use UCX. Immutable; made
+ * with {@link #builder()}. Event loops made with {@link UcxIoHandler#newFactory(UcxTransportConfig)} from configs
+ * with the same UCX options and name share one {@code UcpContext}.
+ * <ul>
+ *   <li>{@link Builder#config(String, String)}: a UCX option for the context, as {@code UCX_}<i>key</i> in the
+ *       environment would set it ({@code config("TLS", "tcp")}). UCX still reads {@code UCX_*} variables of the
+ *       environment for what is not set here.</li>
+ *   <li>{@link Builder#peerErrorHandling(boolean)} (default {@code true}): endpoints made with
+ *       {@code UCP_ERR_HANDLING_MODE_PEER}, so that a peer that dies or a link that fails reaches the pipeline as
+ *       {@code exceptionCaught(IOException)} then {@code channelInactive}. On UCX 1.13 this keeps shared-memory
+ *       transports out of the endpoints (TCP even between processes of one host); newer releases use shared memory
+ *       with it too. Turned off, a dead peer may never be noticed, and an endpoint is closed by flushing it.</li>
+ *   <li>{@link Builder#windowBytes(int)} (default 4 MiB): how many bytes a channel may receive and hold before its
+ *       application reads them; the sender stops at that many unacknowledged bytes. A channel's
+ *       {@code SO_RCVBUF}, set before it connects, replaces it for that channel.</li>
+ *   <li>{@link Builder#maxMessageBytes(int)} (default 1 MiB): the largest active message a write is cut into.</li>
+ *   <li>{@link Builder#spinNanos(long)} (default: the system property {@code io.github.ucxffm.netty.spinNanos}, else
+ *       0): how long an idle event loop keeps progressing before it sleeps on the worker's event descriptor.</li>
+ * </ul>
+ */
+public final class UcxTransportConfig {
+
+    /** The system property that gives the default of {@link Builder#spinNanos(long)}. */
+    public static final String SPIN_NANOS_PROPERTY = "io.github.ucxffm.netty.spinNanos";
+
+    private static final UcxTransportConfig DEFAULT = builder().build();
+
+    private final Map<String, String> ucxConfig;
+    private final String name;
+    private final boolean peerErrorHandling;
+    private final int windowBytes;
+    private final int maxMessageBytes;
+    private final long spinNanos;
+
+    private UcxTransportConfig(Builder b) {
+        this.ucxConfig = Collections.unmodifiableMap(new LinkedHashMap<>(b.ucxConfig));
+        this.name = b.name;
+        this.peerErrorHandling = b.peerErrorHandling;
+        this.windowBytes = b.windowBytes;
+        this.maxMessageBytes = Math.min(b.maxMessageBytes, b.windowBytes);
+        this.spinNanos = b.spinNanos;
+    }
+
+    /**
+     * The default settings: UCX options from the environment only, peer error handling, 4 MiB windows.
+     *
+     * @return the default config
+     */
+    public static UcxTransportConfig defaults() {
+        return DEFAULT;
+    }
+
+    /**
+     * Starts a config.
+     *
+     * @return a builder with the defaults
+     */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * The UCX options set for the context, keys without the {@code UCX_} prefix.
+     *
+     * @return an unmodifiable map, in the order they were set
+     */
+    public Map<String, String> ucxConfig() {
+        return ucxConfig;
+    }
+
+    /**
+     * The context's name for UCX's logs, or {@code null}.
+     *
+     * @return the name
+     */
+    public String name() {
+        return name;
+    }
+
+    /**
+     * Whether endpoints report peer failures ({@code UCP_ERR_HANDLING_MODE_PEER}).
+     *
+     * @return {@code true} by default
+     */
+    public boolean peerErrorHandling() {
+        return peerErrorHandling;
+    }
+
+    /**
+     * The receive window of a channel in bytes.
+     *
+     * @return the window
+     */
+    public int windowBytes() {
+        return windowBytes;
+    }
+
+    /**
+     * The largest active message a write is cut into.
+     *
+     * @return bytes
+     */
+    public int maxMessageBytes() {
+        return maxMessageBytes;
+    }
+
+    /**
+     * How long an idle event loop spins before sleeping.
+     *
+     * @return nanoseconds, 0 for none
+     */
+    public long spinNanos() {
+        return spinNanos;
+    }
+
+    /** What decides whether two configs can share a {@code UcpContext}. */
+    Object contextKey() {
+        return Map.entry(ucxConfig, Objects.toString(name, ""));
+    }
+
+    @Override
+    public String toString() {
+        return "UcxTransportConfig[ucx=" + ucxConfig + ", name=" + name + ", peerErrorHandling=" + peerErrorHandling
+                + ", windowBytes=" + windowBytes + ", maxMessageBytes=" + maxMessageBytes + ", spinNanos=" + spinNanos
+                + "]";
+    }
+
+    /** Builds a {@link UcxTransportConfig}. Not thread-safe. */
+    public static final class Builder {
+        private final Map<String, String> ucxConfig = new LinkedHashMap<>();
+        private String name;
+        private boolean peerErrorHandling = true;
+        private int windowBytes = 4 << 20;
+        private int maxMessageBytes = 1 << 20;
+        private long spinNanos = Long.getLong(SPIN_NANOS_PROPERTY, 0L);
+
+        private Builder() {
+        }
+
+        /**
+         * Sets a UCX option of the context ({@code UcpContext.Builder.config}).
+         *
+         * @param key   the option, with or without {@code UCX_} ({@code "TLS"})
+         * @param value its value ({@code "tcp"})
+         * @return this builder
+         */
+        public Builder config(String key, String value) {
+            Objects.requireNonNull(key, "key");
+            String k = key.startsWith("UCX_") ? key.substring(4) : key;
+            if (k.isEmpty()) {
+                throw new IllegalArgumentException("empty UCX option name: '" + key + "'");
+            }
+            ucxConfig.put(k, Objects.requireNonNull(value, "value"));
+            return this;
+        }
+
+        /**
+         * Names the context in UCX's logs; configs with different names get different contexts.
+         *
+         * @param contextName the name, or {@code null}
+         * @return this builder
+         */
+        public Builder name(String contextName) {
+            this.name = contextName;
+            return this;
+        }
+
+        /**
+         * Whether endpoints report peer failures (see the class comment).
+         *
+         * @param enabled {@code false} for {@code UCP_ERR_HANDLING_MODE_NONE}
+         * @return this builder
+         */
+        public Builder peerErrorHandling(boolean enabled) {
+            this.peerErrorHandling = enabled;
+            return this;
+        }
+
+        /**
+         * The receive window of each channel.
+         *
+         * @param bytes at least 4096
+         * @return this builder
+         */
+        public Builder windowBytes(int bytes) {
+            if (bytes < 4096) {
+                throw new IllegalArgumentException("windowBytes must be at least 4096: " + bytes);
+            }
+            this.windowBytes = bytes;
+            return this;
+        }
+
+        /**
+         * The largest active message; a larger write goes as several.
+         *
+         * @param bytes at least 1024; capped at the window
+         * @return this builder
+         */
+        public Builder maxMessageBytes(int bytes) {
+            if (bytes < 1024) {
+                throw new IllegalArgumentException("maxMessageBytes must be at least 1024: " + bytes);
+            }
+            this.maxMessageBytes = bytes;
+            return this;
+        }
+
+        /**
+         * How long an idle event loop spins before sleeping.
+         *
+         * @param nanos 0 or more
+         * @return this builder
+         */
+        public Builder spinNanos(long nanos) {
+            if (nanos < 0) {
+                throw new IllegalArgumentException("spinNanos must not be negative: " + nanos);
+            }
+            this.spinNanos = nanos;
+            return this;
+        }
+
+        /**
+         * Makes the config.
+         *
+         * @return the config
+         */
+        public UcxTransportConfig build() {
+            return new UcxTransportConfig(this);
+        }
+    }
+}
