@@ -5,6 +5,8 @@ import io.netty.channel.EventLoopGroup;
 import io.netty.channel.ServerChannel;
 
 import java.util.concurrent.TimeUnit;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 /**
  * A Netty transport ready to use: its event loops and the channel classes that go with them.
@@ -16,6 +18,18 @@ import java.util.concurrent.TimeUnit;
  */
 record NettyTransport(EventLoopGroup group, Class<? extends ServerChannel> serverChannel,
                       Class<? extends Channel> channel, boolean tcpSocket) implements AutoCloseable {
+
+    /**
+     * Netty's bootstrap logs a warning for each channel option a channel does not know: gRPC sets
+     * {@code SO_KEEPALIVE} on every channel it makes, which ucx-ffm-netty's channels do not have, so each gRPC
+     * connection over UCX would print one. Kept here, strongly referenced, so that the level stays.
+     */
+    private static final Logger BOOTSTRAP_LOG = Logger.getLogger("io.netty.bootstrap.AbstractBootstrap");
+
+    /** Quiets {@link #BOOTSTRAP_LOG}'s warnings; errors still show. */
+    static void quietUnknownOptions() {
+        BOOTSTRAP_LOG.setLevel(Level.SEVERE);
+    }
 
     /** Shuts the event loops down at once and waits up to 10 s for them to stop. */
     @Override

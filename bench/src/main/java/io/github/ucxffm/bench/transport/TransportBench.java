@@ -113,6 +113,7 @@ public final class TransportBench {
      * @throws InterruptedException if interrupted
      */
     Outcome run() throws IOException, InterruptedException {
+        NettyTransport.quietUnknownOptions();
         String stamp = LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss"));
         Path dir = options.out().resolve("transport-" + stamp);
         Path logs = dir.resolve("logs");
@@ -121,8 +122,10 @@ public final class TransportBench {
         compared.put("netty", Version.identify().getOrDefault("netty-transport",
                 Version.identify().values().iterator().next()).artifactVersion());
         compared.put("grpc", grpcVersion());
-        compared.put("transports", String.join(", ", options.transports().stream()
-                .map(t -> t.label() + " (" + t.description() + ")").toList()));
+        for (TransportKind t : options.transports()) {
+            compared.put(t.label(), t.description() + (t.isUcx() ? ": "
+                    + UcxTransports.config(t, options.ucxSpinNanos()) : ""));
+        }
         String environment = Environment.describe(compared);
         out.println(environment);
         List<Cell> cells = options.cells();
@@ -176,7 +179,7 @@ public final class TransportBench {
         try {
             server = startServer(t, log);
             ports = awaitReady(server, log, 60);
-            client = t.open(1);
+            client = t.open(1, options.ucxSpinNanos());
         } catch (IOException | RuntimeException e) {
             broken = e.getMessage() == null ? e.toString() : e.getMessage();
         }
@@ -297,7 +300,7 @@ public final class TransportBench {
     }
 
     /** The command of a server process: this JVM's java and class path. */
-    static List<String> serverCommand(TransportKind t) {
+    static List<String> serverCommand(TransportKind t, long spinNanos) {
         List<String> c = new ArrayList<>();
         c.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         c.addAll(SERVER_JVM_FLAGS);
@@ -306,11 +309,14 @@ public final class TransportBench {
         }
         c.addAll(List.of("-cp", System.getProperty("java.class.path"), TransportServer.class.getName(),
                 "--transport", t.label()));
+        if (spinNanos >= 0) {
+            c.addAll(List.of("--ucx-spin", Long.toString(spinNanos)));
+        }
         return c;
     }
 
     private Process startServer(TransportKind t, Path log) throws IOException {
-        ProcessBuilder pb = new ProcessBuilder(serverCommand(t)).redirectErrorStream(true)
+        ProcessBuilder pb = new ProcessBuilder(serverCommand(t, options.ucxSpinNanos())).redirectErrorStream(true)
                 .redirectOutput(log.toFile());
         pb.environment().put("LC_ALL", "C");
         Process p = pb.start();

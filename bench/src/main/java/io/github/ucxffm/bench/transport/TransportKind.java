@@ -36,6 +36,11 @@ enum TransportKind {
         return label;
     }
 
+    /** Whether it is ucx-ffm-netty's. */
+    boolean isUcx() {
+        return this == UCX_SHM || this == UCX_TCP;
+    }
+
     /** What it is, in a few words. */
     String description() {
         return description;
@@ -60,11 +65,13 @@ enum TransportKind {
     /**
      * Event loops and channel classes of this transport.
      *
-     * @param threads event-loop threads
+     * @param threads   event-loop threads
+     * @param spinNanos the UCX transports' idle spin before sleeping ({@link UcxTransports#config}), negative for
+     *                  ucx-ffm-netty's default; the others ignore it
      * @return the transport, whose group the caller shuts down
      * @throws IllegalStateException when the transport cannot run here (no epoll, no UCX)
      */
-    NettyTransport open(int threads) {
+    NettyTransport open(int threads, long spinNanos) {
         return switch (this) {
             case EPOLL -> {
                 Epoll.ensureAvailability();
@@ -73,7 +80,7 @@ enum TransportKind {
             }
             case NIO -> new NettyTransport(new MultiThreadIoEventLoopGroup(threads, NioIoHandler.newFactory()),
                     NioServerSocketChannel.class, NioSocketChannel.class, true);
-            case UCX_SHM, UCX_TCP -> UcxTransports.open(this, threads);
+            case UCX_SHM, UCX_TCP -> UcxTransports.open(this, threads, spinNanos);
         };
     }
 }

@@ -24,10 +24,13 @@ import java.util.Set;
  * @param timeoutSeconds  how long a cell may take before it is given up
  * @param out             the directory the results directory goes into
  * @param keepLogs        keep the servers' output when nothing failed
+ * @param ucxSpinNanos    how long an idle UCX event loop progresses before it sleeps, or -1 for ucx-ffm-netty's
+ *                        default
  */
 record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios, List<Integer> echoSizes,
                         int unarySize, int streamSize, int window, double durationSeconds, double warmupSeconds,
-                        long iterations, int timeoutSeconds, Path out, boolean keepLogs) {
+                        long iterations, int timeoutSeconds, Path out, boolean keepLogs,
+                        long ucxSpinNanos) {
 
     /** The largest message: gRPC's default limit on an inbound message is 4 MiB, its framing included. */
     static final int MAX_SIZE = 4 * 1024 * 1024 - 1024;
@@ -37,7 +40,8 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
 
     /** The options that take a value. */
     private static final Set<String> VALUED = Set.of("--transports", "--tests", "--sizes", "--unary-size",
-            "--stream-size", "--window", "--duration", "--warmup", "--iterations", "--timeout", "--out");
+            "--stream-size", "--window", "--duration", "--warmup", "--iterations", "--timeout", "--out",
+            "--ucx-spin");
 
     static final String USAGE = """
             usage: ./ucx-ffm bench transport [OPTIONS]
@@ -60,6 +64,9 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
               --iterations N     N requests (stream: messages) per cell instead of a duration, N/10 warm-up
               --timeout S        seconds a cell may take before it is given up (120)
               --out DIR          where the results directory goes (bench/results)
+              --ucx-spin NS      how long an idle UCX event loop keeps progressing before it sleeps, in ns, on
+                                 both sides (ucx-ffm-netty's default: 0, or the system property
+                                 io.github.ucxffm.netty.spinNanos)
               --keep-logs        keep the servers' output (kept anyway when something failed)
               --quick            a short smoke sitting: 1 s per cell after 0.5 s of warm-up
             """;
@@ -87,6 +94,7 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
         Path out = root.resolve("bench").resolve("results");
         boolean keepLogs = false;
         boolean quick = false;
+        long spin = -1;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             switch (a) {
@@ -125,6 +133,7 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
                 case "--iterations" -> iterations = positive(a, v);
                 case "--timeout" -> timeout = (int) Math.min(positive(a, v), Integer.MAX_VALUE);
                 case "--out" -> out = root.resolve(v);
+                case "--ucx-spin" -> spin = v.trim().equals("0") ? 0 : positive(a, v);
                 default -> throw new IllegalStateException("an option of VALUED without a case: " + a);
             }
         }
@@ -140,7 +149,7 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
             throw new IllegalArgumentException("--duration must be positive, not " + d);
         }
         return new TransportOptions(transports, scenarios, sizes, unarySize, streamSize, window, d, w, iterations,
-                timeout, out.toAbsolutePath().normalize(), keepLogs);
+                timeout, out.toAbsolutePath().normalize(), keepLogs, spin);
     }
 
     /**

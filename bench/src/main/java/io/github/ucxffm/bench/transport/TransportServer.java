@@ -23,24 +23,29 @@ public final class TransportServer {
     /**
      * Runs the server.
      *
-     * @param args {@code --transport NAME}
+     * @param args {@code --transport NAME [--ucx-spin NANOS]}
      * @throws Exception if it cannot start
      */
     public static void main(String[] args) throws Exception {
-        if (args.length != 2 || !args[0].equals("--transport")) {
-            System.err.println("usage: TransportServer --transport epoll|nio|ucx-shm|ucx-tcp");
-            System.exit(1);
-            return;
-        }
         TransportKind kind;
+        long spin = -1;
         try {
+            if ((args.length != 2 && args.length != 4) || !args[0].equals("--transport")
+                    || args.length == 4 && !args[2].equals("--ucx-spin")) {
+                throw new IllegalArgumentException("usage: TransportServer --transport epoll|nio|ucx-shm|ucx-tcp "
+                        + "[--ucx-spin NANOS]");
+            }
             kind = TransportKind.byLabel(args[1]);
+            if (args.length == 4) {
+                spin = Long.parseLong(args[3]);
+            }
         } catch (IllegalArgumentException e) {
             System.err.println("TransportServer: " + e.getMessage());
             System.exit(1);
             return;
         }
-        NettyTransport t = kind.open(1);
+        NettyTransport.quietUnknownOptions();
+        NettyTransport t = kind.open(1, spin);
         InetSocketAddress any = new InetSocketAddress("127.0.0.1", 0);
         Channel echo = Echo.serve(t, any);
         Server grpc = Grpc.serve(t, any);

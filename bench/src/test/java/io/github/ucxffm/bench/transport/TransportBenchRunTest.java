@@ -32,7 +32,7 @@ class TransportBenchRunTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"nio"})
+    @ValueSource(strings = {"nio", "ucx-tcp", "ucx-shm"})
     void shouldRunEveryCellWithVerifiedAnswersAndWriteTheResults(String transport, @TempDir Path dir)
             throws Exception {
         TransportOptions o = TransportOptions.parse(dir, "--quick", "--iterations", "200", "--transports", transport,

@@ -42,7 +42,7 @@ class TransportOptionsTest {
     void shouldTakeEachOption() {
         TransportOptions o = parse("--transports", "nio,ucx-tcp", "--tests", "grpc-stream,echo-window", "--sizes",
                 "8,4k,1MiB", "--unary-size", "100", "--stream-size", "1m", "--window", "7", "--duration", "0.25",
-                "--warmup", "0", "--timeout", "9", "--out", "/tmp/x", "--keep-logs");
+                "--warmup", "0", "--timeout", "9", "--out", "/tmp/x", "--keep-logs", "--ucx-spin", "0");
         assertEquals(List.of(TransportKind.NIO, TransportKind.UCX_TCP), o.transports());
         // the order of --tests is the order of the cells
         assertEquals(List.of(new Cell(Scenario.GRPC_STREAM, 1 << 20), new Cell(Scenario.ECHO_WINDOW, 8),
@@ -54,6 +54,9 @@ class TransportOptionsTest {
         assertEquals(9, o.timeoutSeconds());
         assertEquals(Path.of("/tmp/x"), o.out());
         assertTrue(o.keepLogs());
+        assertEquals(0, o.ucxSpinNanos());
+        assertEquals(-1, parse().ucxSpinNanos(), "ucx-ffm-netty's default");
+        assertEquals(50_000, parse("--ucx-spin", "50000").ucxSpinNanos());
     }
 
     @Test
@@ -88,6 +91,7 @@ class TransportOptionsTest {
         assertTrue(refusal("--frobnicate").contains("unknown option --frobnicate"), "not: needs a value");
         assertTrue(refusal("--sizes").contains("option --sizes needs a value"));
         assertTrue(refusal("epoll").contains("unexpected argument 'epoll'"));
+        assertTrue(refusal("--ucx-spin", "-3").contains("--ucx-spin must be positive, not -3"));
         assertEquals("help", refusal("--help"));
         assertEquals("help", refusal("-h"));
     }
