@@ -1,7 +1,6 @@
 package io.github.ucxffm.bench.transport;
 
 import io.github.ucxffm.bench.compare.Environment;
-import io.github.ucxffm.bench.compare.ProcessCpu;
 import io.netty.util.Version;
 
 import java.io.IOException;
@@ -246,7 +245,7 @@ public final class TransportBench {
         long warmCount = options.iterations() > 0 ? Math.max(1, options.iterations() / 10) : Long.MAX_VALUE;
         long nanos = options.iterations() > 0 ? Long.MAX_VALUE / 4 : (long) (options.durationSeconds() * 1e9);
         long warmNanos = options.iterations() > 0 ? Long.MAX_VALUE / 4 : (long) (options.warmupSeconds() * 1e9);
-        long self = ProcessHandle.current().pid();
+        CpuMeter cpu = new CpuMeter(serverPid);
         Load load = null;
         try {
             load = open(t, client, address, cell);
@@ -254,16 +253,14 @@ public final class TransportBench {
                 await(load.round(warmCount, warmNanos, null));
             }
             Latencies latencies = new Latencies();
-            double c0 = ProcessCpu.seconds(self);
-            double s0 = ProcessCpu.seconds(serverPid);
+            CpuMeter.Sample before = cpu.read();
             Load.Round r = await(load.round(count, nanos, cell.scenario().timesRequests() ? latencies : null));
-            double c1 = ProcessCpu.seconds(self);
-            double s1 = ProcessCpu.seconds(serverPid);
+            CpuMeter.Sample used = cpu.read().since(before);
             if (r.verified() != r.requests()) {
                 return Measurement.failed(t, cell, r.requests() - r.verified() + " answers not verified");
             }
             return new Measurement(t, cell, r.requests(), r.bytes(), r.nanos() / 1e9,
-                    latencies.percentileMicros(50), latencies.percentileMicros(99), c1 - c0, s1 - s0,
+                    latencies.percentileMicros(50), latencies.percentileMicros(99), used.client(), used.server(),
                     r.verified(), null);
         } catch (ExecutionException e) {
             Throwable c = e.getCause();
