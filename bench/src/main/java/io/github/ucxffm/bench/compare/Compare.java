@@ -7,6 +7,7 @@ import io.github.ucxffm.bench.compare.CompareResults.Section;
 import io.github.ucxffm.bench.perftest.PerfFinal;
 import io.github.ucxffm.bench.perftest.PerfRunner;
 import io.github.ucxffm.bench.perftest.PerfTestType;
+import io.github.ucxffm.bench.plot.LogPanel;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -457,12 +458,7 @@ public final class Compare {
         String after = String.format(Locale.ROOT, "finished after %.1f min; load average %s", minutes,
                 Environment.loadAverage());
         Files.writeString(dir.resolve("environment.txt"), environment + "\n" + after + "\n", StandardCharsets.UTF_8);
-        try {
-            ComparePlot.write(results, dir.resolve("compare.png"));
-        } catch (RuntimeException | Error e) {
-            err.println("bench compare: no plot (" + e + "); fonts for java.awt may be missing "
-                    + "(Debian: apt-get install fontconfig fonts-dejavu-core)");
-        }
+        LogPanel.writeOrTell("bench compare", () -> ComparePlot.render(results), dir.resolve("compare.png"), err);
         out.println();
         out.println(after);
         out.println("results: " + dir);

@@ -8,10 +8,12 @@ import java.awt.Graphics2D;
 import java.awt.RenderingHints;
 import java.awt.image.BufferedImage;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 /**
  * What the benchmarks' PNG plots share, drawn with {@code java.awt} (headless): a white image with a title line, and
@@ -94,6 +96,27 @@ public final class LogPanel {
             }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + png, e);
+        }
+    }
+
+    /**
+     * Draws an image into a PNG file, or says on {@code err} why there is none: a benchmark's results stand without
+     * their plot.
+     *
+     * @param who   the benchmark, for the message ({@code bench compare})
+     * @param image draws the image
+     * @param png   the file
+     * @param err   where a failure is told
+     * @return whether the file was written
+     */
+    public static boolean writeOrTell(String who, Supplier<BufferedImage> image, Path png, PrintStream err) {
+        try {
+            write(image.get(), png);
+            return true;
+        } catch (RuntimeException | Error e) {
+            err.println(who + ": no plot (" + e + "); fonts for java.awt may be missing "
+                    + "(Debian: apt-get install fontconfig fonts-dejavu-core)");
+            return false;
         }
     }
 

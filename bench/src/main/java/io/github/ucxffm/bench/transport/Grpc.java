@@ -21,6 +21,7 @@ import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
  * The gRPC service of the benchmark, without generated code: methods on byte arrays. {@code Unary} answers a request
@@ -189,68 +190,74 @@ final class Grpc {
     }
 
     /**
-     * Unary calls one after another, each answer compared with its request (an 8-byte call number, then the
-     * pattern).
+     * Calls one after another on a channel, each started when the one before it ended, until the round has its count
+     * or its time. Its fields belong to the round, which the calls' callbacks (on the event loop) carry on.
      */
-    static final class UnaryLoad implements Load {
-        private final ManagedChannel channel;
-        private final byte[] request;
-        private long number;
+    private abstract static class CallLoop implements Load {
+        final ManagedChannel channel;
+        private CompletableFuture<Round> done;
+        private Latencies latencies;
+        private long count;
+        private long nanos;
+        private long start;
+        private long answered;
+        private long bytes;
 
-        UnaryLoad(ManagedChannel channel, int size) {
+        CallLoop(ManagedChannel channel) {
             this.channel = channel;
-            this.request = Payloads.pattern(size);
         }
 
         @Override
         public CompletableFuture<Round> round(long count, long nanos, Latencies latencies) {
-            CompletableFuture<Round> done = new CompletableFuture<>();
-            long start = System.nanoTime();
-            new Object() {
-                long calls;
+            this.done = new CompletableFuture<>();
+            this.latencies = latencies;
+            this.count = count;
+            this.nanos = nanos;
+            this.answered = 0;
+            this.bytes = 0;
+            this.start = System.nanoTime();
+            CompletableFuture<Round> f = done;
+            next(count);
+            return f;
+        }
 
-                void next() {
-                    byte[] req = request.clone();
-                    ByteBuffer.wrap(req).putLong(0, number++);
-                    long t0 = System.nanoTime();
-                    ClientCall<byte[], byte[]> call = channel.newCall(UNARY, CallOptions.DEFAULT);
-                    call.start(new ClientCall.Listener<>() {
-                        private boolean matched;
+        /** Starts the next call, of at most {@code left} answers. */
+        abstract void next(long left);
 
-                        @Override
-                        public void onMessage(byte[] message) {
-                            matched = Arrays.equals(message, req);
-                        }
+        /**
+         * Starts a call: its listener, made for it, then the request and half-close.
+         *
+         * @param method    the method
+         * @param request   the request
+         * @param window    answers asked for at once
+         * @param listener  makes the call's listener
+         */
+        void call(MethodDescriptor<byte[], byte[]> method, byte[] request, int window,
+                  Function<ClientCall<byte[], byte[]>, ClientCall.Listener<byte[]>> listener) {
+            ClientCall<byte[], byte[]> call = channel.newCall(method, CallOptions.DEFAULT);
+            call.start(listener.apply(call), new Metadata());
+            call.request(window);
+            call.sendMessage(request);
+            call.halfClose();
+        }
 
-                        @Override
-                        public void onClose(Status status, Metadata trailers) {
-                            long now = System.nanoTime();
-                            if (!status.isOk()) {
-                                done.completeExceptionally(status.asRuntimeException());
-                                return;
-                            }
-                            if (!matched) {
-                                done.completeExceptionally(new IllegalStateException("the answer to unary call "
-                                        + ByteBuffer.wrap(req).getLong(0) + " differs from its request"));
-                                return;
-                            }
-                            if (latencies != null) {
-                                latencies.record(now - t0);
-                            }
-                            calls++;
-                            if (calls < count && now - start - nanos < 0) {
-                                next();
-                            } else {
-                                done.complete(new Round(calls, calls * req.length, now - start, calls));
-                            }
-                        }
-                    }, new Metadata());
-                    call.request(2);
-                    call.sendMessage(req);
-                    call.halfClose();
-                }
-            }.next();
-            return done;
+        /** A call ended well with its answers, every one verified: the next call, or the end of the round. */
+        void ended(long answers, long answerBytes, long sentAt, long now) {
+            if (latencies != null) {
+                latencies.record(now - sentAt);
+            }
+            answered += answers;
+            bytes += answerBytes;
+            if (answered < count && now - start - nanos < 0) {
+                next(count - answered);
+            } else {
+                done.complete(new Round(answered, bytes, now - start, answered));
+            }
+        }
+
+        /** A call failed, or an answer was wrong: the round fails. */
+        void failed(Throwable cause) {
+            done.completeExceptionally(cause);
         }
 
         @Override
@@ -259,81 +266,97 @@ final class Grpc {
         }
     }
 
-    /** Server-streaming calls one after another, every message compared with the pattern. */
-    static final class StreamLoad implements Load {
+    /** Unary calls, each answer compared with its request (an 8-byte call number, then the pattern). */
+    static final class UnaryLoad extends CallLoop {
+        private final byte[] pattern;
+        private long number;
+
+        UnaryLoad(ManagedChannel channel, int size) {
+            super(channel);
+            this.pattern = Payloads.pattern(size);
+        }
+
+        @Override
+        void next(long left) {
+            byte[] request = pattern.clone();
+            ByteBuffer.wrap(request).putLong(0, number++);
+            long t0 = System.nanoTime();
+            call(UNARY, request, 2, call -> new ClientCall.Listener<>() {
+                private boolean matched;
+
+                @Override
+                public void onMessage(byte[] message) {
+                    matched = Arrays.equals(message, request);
+                }
+
+                @Override
+                public void onClose(Status status, Metadata trailers) {
+                    long now = System.nanoTime();
+                    if (!status.isOk()) {
+                        failed(status.asRuntimeException());
+                    } else if (!matched) {
+                        failed(new IllegalStateException("the answer to unary call "
+                                + ByteBuffer.wrap(request).getLong(0) + " differs from its request"));
+                    } else {
+                        ended(1, request.length, t0, now);
+                    }
+                }
+            });
+        }
+    }
+
+    /** Server-streaming calls, every message compared with the pattern; no round trip is timed. */
+    static final class StreamLoad extends CallLoop {
         /** Bytes per call, about: a long stream, and a new call when it ends before the round does. */
         static final long BYTES_PER_CALL = 16 << 20;
 
-        private final ManagedChannel channel;
         private final byte[] expected;
+        private long received;
 
         StreamLoad(ManagedChannel channel, int size) {
-            this.channel = channel;
+            super(channel);
             this.expected = Payloads.pattern(size);
         }
 
         @Override
         public CompletableFuture<Round> round(long count, long nanos, Latencies latencies) {
-            CompletableFuture<Round> done = new CompletableFuture<>();
-            long start = System.nanoTime();
-            new Object() {
-                long received;
-
-                void next() {
-                    long n = Math.min(Math.clamp(BYTES_PER_CALL / expected.length, 16, 4096), count - received);
-                    byte[] req = ByteBuffer.allocate(12).putLong(n).putInt(expected.length).array();
-                    ClientCall<byte[], byte[]> call = channel.newCall(STREAM, CallOptions.DEFAULT);
-                    call.start(new ClientCall.Listener<>() {
-                        private long got;
-                        private String wrong;
-
-                        @Override
-                        public void onMessage(byte[] message) {
-                            if (wrong == null && !Arrays.equals(message, expected)) {
-                                wrong = "stream message " + (received + got) + " differs from what the server sends ("
-                                        + message.length + " bytes)";
-                                call.cancel(wrong, null);
-                            }
-                            got++;
-                            call.request(1);
-                        }
-
-                        @Override
-                        public void onClose(Status status, Metadata trailers) {
-                            long now = System.nanoTime();
-                            if (wrong != null) {
-                                done.completeExceptionally(new IllegalStateException(wrong));
-                                return;
-                            }
-                            if (!status.isOk()) {
-                                done.completeExceptionally(status.asRuntimeException());
-                                return;
-                            }
-                            if (got != n) {
-                                done.completeExceptionally(new IllegalStateException("a stream of " + n
-                                        + " messages ended after " + got));
-                                return;
-                            }
-                            received += got;
-                            if (received < count && now - start - nanos < 0) {
-                                next();
-                            } else {
-                                done.complete(new Round(received, received * expected.length, now - start,
-                                        received));
-                            }
-                        }
-                    }, new Metadata());
-                    call.request(8);
-                    call.sendMessage(req);
-                    call.halfClose();
-                }
-            }.next();
-            return done;
+            return super.round(count, nanos, null);
         }
 
         @Override
-        public void close() {
-            shutdown(channel);
+        void next(long left) {
+            long n = Math.min(Math.clamp(BYTES_PER_CALL / expected.length, 16, 4096), left);
+            byte[] request = ByteBuffer.allocate(12).putLong(n).putInt(expected.length).array();
+            call(STREAM, request, 8, call -> new ClientCall.Listener<>() {
+                private long got;
+                private String wrong;
+
+                @Override
+                public void onMessage(byte[] message) {
+                    if (wrong == null && !Arrays.equals(message, expected)) {
+                        wrong = "stream message " + (received + got) + " differs from what the server sends ("
+                                + message.length + " bytes)";
+                        call.cancel(wrong, null);
+                    }
+                    got++;
+                    call.request(1);
+                }
+
+                @Override
+                public void onClose(Status status, Metadata trailers) {
+                    long now = System.nanoTime();
+                    if (wrong != null) {
+                        failed(new IllegalStateException(wrong));
+                    } else if (!status.isOk()) {
+                        failed(status.asRuntimeException());
+                    } else if (got != n) {
+                        failed(new IllegalStateException("a stream of " + n + " messages ended after " + got));
+                    } else {
+                        received += got;
+                        ended(got, got * expected.length, now, now);
+                    }
+                }
+            });
         }
     }
 }

@@ -1,9 +1,7 @@
 package io.github.ucxffm.bench.transport;
 
-import java.util.Locale;
-
 /** What a cell of {@code bench transport} runs over a transport. */
-enum Scenario {
+enum Scenario implements Labelled {
     /** Netty echo, one message outstanding: the round-trip time of a message and its echo. */
     ECHO_PINGPONG("echo-pingpong", true),
     /** Netty echo with a window of messages outstanding: requests per second under pipelining. */
@@ -21,8 +19,8 @@ enum Scenario {
         this.latency = latency;
     }
 
-    /** The name on the command line, in the table and in the CSV. */
-    String label() {
+    @Override
+    public String label() {
         return label;
     }
 
@@ -37,19 +35,13 @@ enum Scenario {
     }
 
     /**
-     * The scenario of a name.
+     * The test of a name.
      *
      * @param name e.g. {@code echo-pingpong}
-     * @return the scenario
+     * @return it
      * @throws IllegalArgumentException naming the value and the names there are
      */
     static Scenario byLabel(String name) {
-        for (Scenario s : values()) {
-            if (s.label.equals(name.trim().toLowerCase(Locale.ROOT))) {
-                return s;
-            }
-        }
-        throw new IllegalArgumentException("unknown test '" + name + "' (echo-pingpong, echo-window, grpc-unary, "
-                + "grpc-stream)");
+        return Labelled.byLabel(Scenario.class, name, "test");
     }
 }

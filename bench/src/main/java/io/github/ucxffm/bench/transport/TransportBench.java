@@ -1,6 +1,7 @@
 package io.github.ucxffm.bench.transport;
 
 import io.github.ucxffm.bench.compare.Environment;
+import io.github.ucxffm.bench.plot.LogPanel;
 import io.netty.util.Version;
 
 import java.io.IOException;
@@ -155,12 +156,7 @@ public final class TransportBench {
         String after = String.format(Locale.ROOT, "finished after %.1f min; load average %s", minutes,
                 Environment.loadAverage());
         Files.writeString(dir.resolve("environment.txt"), environment + "\n" + after + "\n", StandardCharsets.UTF_8);
-        try {
-            TransportPlot.write(results, dir.resolve("transport.png"));
-        } catch (RuntimeException | Error e) {
-            err.println("bench transport: no plot (" + e + "); fonts for java.awt may be missing "
-                    + "(Debian: apt-get install fontconfig fonts-dejavu-core)");
-        }
+        LogPanel.writeOrTell("bench transport", () -> TransportPlot.render(results), dir.resolve("transport.png"), err);
         out.println();
         out.println(after);
         out.println("results: " + dir);

@@ -10,10 +10,8 @@ import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 
-import java.util.Locale;
-
 /** The Netty transports {@code bench transport} compares. */
-enum TransportKind {
+enum TransportKind implements Labelled {
     /** Netty's native epoll transport over loopback TCP: the reference of the ratios. */
     EPOLL("epoll", "Netty epoll, loopback TCP"),
     /** Netty's NIO transport over loopback TCP. */
@@ -31,8 +29,8 @@ enum TransportKind {
         this.description = description;
     }
 
-    /** The name on the command line and in the results. */
-    String label() {
+    @Override
+    public String label() {
         return label;
     }
 
@@ -50,16 +48,11 @@ enum TransportKind {
      * The transport of a name.
      *
      * @param name e.g. {@code ucx-shm}
-     * @return the transport
+     * @return it
      * @throws IllegalArgumentException naming the value and the names there are
      */
     static TransportKind byLabel(String name) {
-        for (TransportKind t : values()) {
-            if (t.label.equals(name.trim().toLowerCase(Locale.ROOT))) {
-                return t;
-            }
-        }
-        throw new IllegalArgumentException("unknown transport '" + name + "' (epoll, nio, ucx-shm, ucx-tcp)");
+        return Labelled.byLabel(TransportKind.class, name, "transport");
     }
 
     /**

@@ -96,8 +96,8 @@ final class TransportResults {
         StringBuilder b = new StringBuilder();
         b.append("Round-trip latency in us, requests (stream: messages) per second, payload MB/s (2^20 bytes, one\n"
                 + "direction), CPU seconds of client and server per million requests (from /proc/PID/stat); (x) is\n"
-                + "the ratio to epoll in the same cell: lower is better for latency and CPU, higher for req/s and MB/s.\n"
-                + "\n");
+                + "the ratio to epoll in the same cell: lower is better for latency and CPU, higher for req/s and\n"
+                + "MB/s.\n\n");
         String fmt = "%-20s %-9s %-16s %-16s %-18s %-16s %-15s %s%n";
         b.append(String.format(Locale.ROOT, fmt, "cell", "transport", Metric.P50.header(), Metric.P99.header(),
                 Metric.RATE.header(), Metric.BANDWIDTH.header(), Metric.CPU.header(), "cpu client+server"));

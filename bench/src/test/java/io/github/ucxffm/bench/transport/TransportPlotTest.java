@@ -1,5 +1,6 @@
 package io.github.ucxffm.bench.transport;
 
+import io.github.ucxffm.bench.plot.Pixels;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -20,16 +21,6 @@ class TransportPlotTest {
         System.setProperty("java.awt.headless", "true");
     }
 
-    private static int count(BufferedImage img, int x0, int y0, int w, int h, int rgb) {
-        int n = 0;
-        for (int y = y0; y < y0 + h; y++) {
-            for (int x = x0; x < x0 + w; x++) {
-                n += (img.getRGB(x, y) & 0xFFFFFF) == rgb ? 1 : 0;
-            }
-        }
-        return n;
-    }
-
     @Test
     void shouldDrawFourPanelsWithABarPerTransport(@TempDir Path dir) throws Exception {
         Path png = dir.resolve("transport.png");
@@ -47,7 +38,7 @@ class TransportPlotTest {
             int y0 = 40 + (i / 2) * TransportPlot.PANEL_HEIGHT;
             // bars are much larger than a legend box (14 x 8 pixels)
             for (int rgb : new int[] {epoll, shm, tcp}) {
-                assertTrue(count(img, x0, y0, w, TransportPlot.PANEL_HEIGHT, rgb) > 400,
+                assertTrue(Pixels.count(img, x0, y0, w, TransportPlot.PANEL_HEIGHT, rgb) > 400,
                         "panel " + i + " color " + Integer.toHexString(rgb));
             }
         }
