@@ -14,9 +14,11 @@ package io.github.ucxffm.bench.transport;
  * @param serverCpu  CPU seconds the server process used during the round ({@code /proc/PID/stat})
  * @param verified   answers whose every byte was checked and matched
  * @param error      why the cell failed, or {@code null}
+ * @param warmupSeconds how long the connection was warmed up before the measured round
  */
 record Measurement(TransportKind transport, Cell cell, long requests, long bytes, double seconds, double p50Micros,
-                   double p99Micros, double clientCpu, double serverCpu, long verified, String error) {
+                   double p99Micros, double clientCpu, double serverCpu, long verified, String error,
+                   double warmupSeconds) {
 
     /** MB in MB/s: 2^20 bytes, as {@code ucx_perftest} and {@code bench compare} count. */
     static final double MB = 1 << 20;
@@ -31,7 +33,7 @@ record Measurement(TransportKind transport, Cell cell, long requests, long bytes
      */
     static Measurement failed(TransportKind transport, Cell cell, String error) {
         return new Measurement(transport, cell, 0, 0, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, 0,
-                error);
+                error, Double.NaN);
     }
 
     /** Whether the cell ran to the end with every answer right. */

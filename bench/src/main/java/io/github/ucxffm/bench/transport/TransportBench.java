@@ -228,36 +228,33 @@ public final class TransportBench {
         }
         String lat = m.cell().scenario().timesRequests() ? String.format(Locale.ROOT, "p50 %s us, p99 %s us, ",
                 TransportResults.number(m.p50Micros()), TransportResults.number(m.p99Micros())) : "";
-        return head + lat + String.format(Locale.ROOT, "%s req/s, %s MB/s, cpu %s+%s s, %d verified (%.1f s)",
-                TransportResults.number(m.requestsPerSecond()), TransportResults.number(m.megabytesPerSecond()),
-                TransportResults.number(m.clientCpu()), TransportResults.number(m.serverCpu()), m.verified(),
-                m.seconds());
+        return head + lat + String.format(Locale.ROOT, "%s req/s, %s MB/s, cpu %s+%s s, %d verified (%.1f s after "
+                        + "%.1f s of warm-up)", TransportResults.number(m.requestsPerSecond()),
+                TransportResults.number(m.megabytesPerSecond()), TransportResults.number(m.clientCpu()),
+                TransportResults.number(m.serverCpu()), m.verified(), m.seconds(), m.warmupSeconds());
     }
 
-    /** A warm-up round, then the measured one with the CPU time of both processes around it. */
+    /** A warm-up ({@link #warmUp}), then the measured round with the CPU time of both processes around it. */
     private Measurement runCell(TransportKind t, NettyTransport client, InetSocketAddress address, Cell cell,
                                 long serverPid) throws InterruptedException {
         long count = options.iterations() > 0 ? options.iterations() : Long.MAX_VALUE;
-        long warmCount = options.iterations() > 0 ? Math.max(1, options.iterations() / 10) : Long.MAX_VALUE;
         long nanos = options.iterations() > 0 ? Long.MAX_VALUE / 4 : (long) (options.durationSeconds() * 1e9);
-        long warmNanos = options.iterations() > 0 ? Long.MAX_VALUE / 4 : (long) (options.warmupSeconds() * 1e9);
         CpuMeter cpu = new CpuMeter(serverPid);
         Load load = null;
         try {
             load = open(t, client, address, cell);
-            if (warmNanos > 0) {
-                await(load.round(warmCount, warmNanos, null));
-            }
+            double warm = warmUp(load, options);
             Latencies latencies = new Latencies();
             CpuMeter.Sample before = cpu.read();
-            Load.Round r = await(load.round(count, nanos, cell.scenario().timesRequests() ? latencies : null));
+            Load.Round r = await(load.round(count, nanos, cell.scenario().timesRequests() ? latencies : null),
+                    options.timeoutSeconds());
             CpuMeter.Sample used = cpu.read().since(before);
             if (r.verified() != r.requests()) {
                 return Measurement.failed(t, cell, r.requests() - r.verified() + " answers not verified");
             }
             return new Measurement(t, cell, r.requests(), r.bytes(), r.nanos() / 1e9,
                     latencies.percentileMicros(50), latencies.percentileMicros(99), used.client(), used.server(),
-                    r.verified(), null);
+                    r.verified(), null, warm);
         } catch (ExecutionException e) {
             Throwable c = e.getCause();
             return Measurement.failed(t, cell, c.getMessage() == null ? c.toString() : c.getMessage());
@@ -272,6 +269,50 @@ public final class TransportBench {
         }
     }
 
+    /** A warm-up slice: the request rate is compared from one to the next. */
+    static final long WARMUP_SLICE_NANOS = 500_000_000;
+
+    /** The rate growth from one slice to the next under which the warm-up is over. */
+    static final double WARMUP_PLATEAU = 1.05;
+
+    /** The longest warm-up, in multiples of {@code --warmup}. */
+    static final int WARMUP_MAX_FACTOR = 5;
+
+    /**
+     * Warms a connection up: with {@code --iterations N}, N/10 requests; otherwise at least {@code --warmup} seconds,
+     * then on in half-second slices while the request rate still grows by more than 5% from one slice to the next
+     * (the JIT compilers at work: a gRPC call is ten times faster once compiled), five times {@code --warmup} at
+     * most.
+     *
+     * @param load    the connection
+     * @param options {@code --iterations}, {@code --warmup} and {@code --timeout}
+     * @return the seconds it took
+     */
+    static double warmUp(Load load, TransportOptions options) throws InterruptedException, ExecutionException,
+            TimeoutException {
+        long t0 = System.nanoTime();
+        if (options.iterations() > 0) {
+            await(load.round(Math.max(1, options.iterations() / 10), Long.MAX_VALUE / 4, null),
+                    options.timeoutSeconds());
+            return (System.nanoTime() - t0) / 1e9;
+        }
+        long min = (long) (options.warmupSeconds() * 1e9);
+        if (min == 0) {
+            return 0;
+        }
+        long max = min * WARMUP_MAX_FACTOR;
+        double previous = 0;
+        while (true) {
+            Load.Round r = await(load.round(Long.MAX_VALUE, WARMUP_SLICE_NANOS, null), options.timeoutSeconds());
+            double rate = r.requests() / (double) Math.max(1, r.nanos());
+            long elapsed = System.nanoTime() - t0;
+            if (elapsed >= max || elapsed >= min && previous > 0 && rate <= previous * WARMUP_PLATEAU) {
+                return elapsed / 1e9;
+            }
+            previous = rate;
+        }
+    }
+
     private Load open(TransportKind t, NettyTransport client, InetSocketAddress address, Cell cell)
             throws Exception {
         return switch (cell.scenario()) {
@@ -282,10 +323,10 @@ public final class TransportBench {
         };
     }
 
-    private Load.Round await(java.util.concurrent.CompletableFuture<Load.Round> f) throws InterruptedException,
-            ExecutionException, TimeoutException {
+    private static Load.Round await(java.util.concurrent.CompletableFuture<Load.Round> f, int seconds)
+            throws InterruptedException, ExecutionException, TimeoutException {
         try {
-            return f.get(options.timeoutSeconds(), TimeUnit.SECONDS);
+            return f.get(seconds, TimeUnit.SECONDS);
         } catch (TimeoutException e) {
             f.cancel(false);
             throw e;

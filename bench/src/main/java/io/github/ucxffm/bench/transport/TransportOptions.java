@@ -18,7 +18,8 @@ import java.util.Set;
  * @param streamSize      the size of each message of the gRPC stream
  * @param window          messages outstanding in {@code echo-window}
  * @param durationSeconds measured seconds per cell (when {@code iterations} is 0)
- * @param warmupSeconds   warm-up seconds per cell, before the measurement (when {@code iterations} is 0)
+ * @param warmupSeconds   the least warm-up per cell, before the measurement (when {@code iterations} is 0; see
+ *                        {@link TransportBench#warmUp})
  * @param iterations      a fixed count of requests (stream: messages) per cell instead of a duration, with a tenth
  *                        of it (at least 1) as warm-up; 0 for the durations
  * @param timeoutSeconds  how long a cell may take before it is given up
@@ -60,7 +61,8 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
               --stream-size SIZE gRPC stream message size (64k)
               --window N         messages outstanding in echo-window (32)
               --duration S       measured seconds per cell (5)
-              --warmup S         warm-up seconds per cell, not measured (2)
+              --warmup S         warm-up per cell, not measured: at least S seconds, then on while the request
+                                 rate still grows by 5% a half-second, 5 S at most (2)
               --iterations N     N requests (stream: messages) per cell instead of a duration, N/10 warm-up
               --timeout S        seconds a cell may take before it is given up (120)
               --out DIR          where the results directory goes (bench/results)
@@ -68,7 +70,7 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
                                  both sides (ucx-ffm-netty's default: 0, or the system property
                                  io.github.ucxffm.netty.spinNanos)
               --keep-logs        keep the servers' output (kept anyway when something failed)
-              --quick            a short smoke sitting: 1 s per cell after 0.5 s of warm-up
+              --quick            a short smoke sitting: 1 s per cell after 0.5 to 2.5 s of warm-up
             """;
 
     /**
@@ -237,7 +239,7 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
     /** {@code 2.0 s}, {@code 200 requests}: how long a cell runs, for the header line. */
     String describeLength() {
         return iterations > 0 ? iterations + " requests per cell after " + Math.max(1, iterations / 10)
-                + " of warm-up" : String.format(Locale.ROOT, "%.1f s per cell after %.1f s of warm-up",
+                + " of warm-up" : String.format(Locale.ROOT, "%.1f s per cell after %.1f s or more of warm-up",
                 durationSeconds, warmupSeconds);
     }
 }

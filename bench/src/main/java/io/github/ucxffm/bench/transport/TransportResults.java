@@ -210,7 +210,7 @@ final class TransportResults {
 
     /** The CSV header. */
     static final String CSV_HEADER = "transport,test,size,requests,bytes,seconds,p50_us,p99_us,requests_per_s,"
-            + "mb_per_s,client_cpu_s,server_cpu_s,cpu_s_per_mreq,verified,p50_vs_epoll,p99_vs_epoll,"
+            + "mb_per_s,client_cpu_s,server_cpu_s,cpu_s_per_mreq,verified,warmup_s,p50_vs_epoll,p99_vs_epoll,"
             + "requests_per_s_vs_epoll,mb_per_s_vs_epoll,cpu_vs_epoll,error";
 
     /**
@@ -226,7 +226,8 @@ final class TransportResults {
                     Integer.toString(m.cell().size()), Long.toString(m.requests()), Long.toString(m.bytes()),
                     csvNumber(m.seconds()), csvNumber(m.p50Micros()), csvNumber(m.p99Micros()),
                     csvNumber(m.requestsPerSecond()), csvNumber(m.megabytesPerSecond()), csvNumber(m.clientCpu()),
-                    csvNumber(m.serverCpu()), csvNumber(m.cpuPerMillion()), Long.toString(m.verified())));
+                    csvNumber(m.serverCpu()), csvNumber(m.cpuPerMillion()), Long.toString(m.verified()),
+                    csvNumber(m.warmupSeconds())));
             for (Metric metric : Metric.values()) {
                 f.add(csvNumber(ratio(m, metric)));
             }

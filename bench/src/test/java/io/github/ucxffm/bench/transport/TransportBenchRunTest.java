@@ -60,6 +60,7 @@ class TransportBenchRunTest {
             assertTrue(lines.get(i).startsWith("[" + (i + 1) + "/6] " + transport), lines.get(i));
             assertTrue(lines.get(i).contains(cells.get(i).label()), lines.get(i));
             assertTrue(lines.get(i).contains("200 verified"), lines.get(i));
+            assertTrue(lines.get(i).matches(".*after [0-9.]+ s of warm-up\\)"), lines.get(i));
         }
 
         Path results = outcome.dir();
@@ -89,6 +90,7 @@ class TransportBenchRunTest {
             assertEquals("200", f[header.indexOf("verified")], csv.get(i + 1));
             assertEquals(200L * c.size(), Long.parseLong(f[header.indexOf("bytes")]));
             assertEquals("", f[header.indexOf("error")]);
+            assertTrue(Double.parseDouble(f[header.indexOf("warmup_s")]) > 0, "20 requests of warm-up");
             double clientCpu = Double.parseDouble(f[header.indexOf("client_cpu_s")]);
             double serverCpu = Double.parseDouble(f[header.indexOf("server_cpu_s")]);
             assertTrue(clientCpu >= 0 && serverCpu >= 0, csv.get(i + 1));

@@ -19,7 +19,7 @@ class TransportResultsTest {
     static Measurement m(TransportKind t, Cell c, long requests, double p50, double p99, double clientCpu,
                          double serverCpu) {
         return new Measurement(t, c, requests, requests * c.size(), 2.0, p50, p99, clientCpu, serverCpu, requests,
-                null);
+                null, 1.5);
     }
 
     /** epoll, ucx-shm and ucx-tcp over three cells; ucx-tcp fails the stream. */
@@ -32,9 +32,9 @@ class TransportResultsTest {
         r.add(m(TransportKind.UCX_SHM, UNARY, 12_000, 160.0, 280.0, 2.0, 2.0));
         r.add(m(TransportKind.UCX_TCP, UNARY, 9_500, 155.0, 310.0, 2.0, 2.0));
         r.add(new Measurement(TransportKind.EPOLL, STREAM, 20_000, 20_000L * 65536, 2.0, Double.NaN, Double.NaN,
-                1.5, 1.5, 20_000, null));
+                1.5, 1.5, 20_000, null, 1.5));
         r.add(new Measurement(TransportKind.UCX_SHM, STREAM, 30_000, 30_000L * 65536, 2.0, Double.NaN, Double.NaN,
-                1.5, 1.5, 30_000, null));
+                1.5, 1.5, 30_000, null, 1.5));
         r.add(Measurement.failed(TransportKind.UCX_TCP, STREAM, "no end within 120 s"));
         return r;
     }
@@ -106,7 +106,7 @@ class TransportResultsTest {
         List<String> lines = csv.lines().toList();
         assertEquals(TransportResults.CSV_HEADER, lines.getFirst());
         int columns = TransportResults.CSV_HEADER.split(",").length;
-        assertEquals(20, columns);
+        assertEquals(21, columns);
         assertEquals(1 + 9, lines.size());
         for (String line : lines) {
             assertEquals(columns, line.split(",", -1).length, line);
@@ -120,6 +120,7 @@ class TransportResultsTest {
         assertEquals(5.0, Double.parseDouble(shm[header.indexOf("cpu_s_per_mreq")]), 1e-9);
         assertEquals(0.4, Double.parseDouble(shm[header.indexOf("p50_vs_epoll")]), 1e-9);
         assertEquals("400000", shm[header.indexOf("verified")]);
+        assertEquals("1.5", shm[header.indexOf("warmup_s")]);
         String[] failed = lines.getLast().split(",", -1);
         assertEquals("\"no end within 120 s\"", failed[header.indexOf("error")]);
         assertEquals("", failed[header.indexOf("p50_us")]);
