@@ -152,6 +152,10 @@ public final class UcxIoHandler implements IoHandler {
 
     @Override
     public void prepareToDestroy() {
+        closeAll();
+    }
+
+    private void closeAll() {
         for (Registration r : new ArrayList<>(registrations)) {
             try {
                 r.handle.close();
@@ -168,6 +172,9 @@ public final class UcxIoHandler implements IoHandler {
         if (w == null) {
             return;
         }
+        // Netty's loop may end without prepareToDestroy() (a shutdown that starts just after its check, with no
+        // quiet period): close what is still registered, so that channels free what they hold.
+        closeAll();
         // Endpoint closes and sends started by the channels' close get a bounded time to finish.
         long deadline = System.nanoTime() + CLOSE_FLUSH_NANOS;
         while (!ops.isEmpty() && System.nanoTime() - deadline < 0) {

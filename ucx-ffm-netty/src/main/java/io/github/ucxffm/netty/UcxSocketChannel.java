@@ -775,8 +775,8 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
             }
             ((UcxUnsafe) unsafe()).resumeWrites();
         }
-        if (open && (readRequested || config.isAutoRead())) {
-            deliver();
+        if (open && (connected || accepted) && (readRequested || config.isAutoRead())) {
+            deliver(); // a client passes nothing up before its connect completed (channelActive)
         }
         if (open && failure != null && !failureHandled) {
             failureHandled = true;
@@ -813,8 +813,8 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
             ConnectException ce = new ConnectException("UCX connection to " + remote + " failed: "
                     + failure.getMessage());
             ce.initCause(failure);
+            unsafe().close(unsafe().voidPromise()); // closed first, so that the failed connect finds it closed
             p.tryFailure(ce);
-            unsafe().close(unsafe().voidPromise());
             return;
         }
         if (peerClosing) {
@@ -904,6 +904,11 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
         }
     }
 
+    /** The UCX transports of the endpoint's lanes, on the channel's loop: for tests. */
+    java.util.Set<String> transports() {
+        return ep == null ? java.util.Set.of() : ep.transports();
+    }
+
     /** Closes the endpoint at once without telling the peer, as a crash would: for tests of peer failure. */
     void killEndpointForTest() {
         UcpEndpoint e = ep;
@@ -951,10 +956,12 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
             if (timeoutMillis > 0) {
                 connectTimeout = eventLoop().schedule(() -> {
                     ChannelPromise p = connectPromise;
-                    if (p != null && p.tryFailure(new ConnectTimeoutException("connection timed out after "
-                            + timeoutMillis + " ms: " + address))) {
+                    if (p != null) {
                         connectPromise = null;
+                        connectTimeout = null;
                         close(voidPromise());
+                        p.tryFailure(new ConnectTimeoutException("connection timed out after " + timeoutMillis
+                                + " ms: " + address));
                     }
                 }, timeoutMillis, TimeUnit.MILLISECONDS);
             }

@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Timeout;
 
 import java.util.Arrays;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -78,15 +79,20 @@ class EchoTest extends UcxTestBase {
         }
     }
 
+    private static final Set<String> SHARED_MEMORY = Set.of("posix", "sysv", "cma", "xpmem", "knem");
+
     static byte[] pattern(int size, long seed) {
         byte[] b = new byte[size];
         new Random(seed).nextBytes(b);
         return b;
     }
 
-    private void echo(UcxTransportConfig config, byte[] payload, int chunk) throws Exception {
+    /** Echoes {@code payload} in writes of {@code chunk}; returns the transports of the client's endpoint. */
+    private Set<String> echo(UcxTransportConfig config, byte[] payload, int chunk) throws Exception {
+        // The listener's loop is not the child's: the connection is accepted on another worker than the listener's.
+        EventLoopGroup boss = group(1, config);
         EventLoopGroup group = group(2, config);
-        UcxServerSocketChannel server = server(group, group, ch -> ch.pipeline().addLast(new Echo()), null);
+        UcxServerSocketChannel server = server(boss, group, ch -> ch.pipeline().addLast(new Echo()), null);
         Expect expect = new Expect(payload);
         long sentBefore = UcxTransportStats.bytesSent();
         long openedBefore = UcxTransportStats.channelsOpened();
@@ -110,13 +116,16 @@ class EchoTest extends UcxTestBase {
         assertTrue(UcxTransportStats.bytesSent() - sentBefore >= 2L * payload.length,
                 "both directions went through UCX active messages");
         assertEquals(2, UcxTransportStats.channelsOpened() - openedBefore);
+        Set<String> transports = client.eventLoop().submit(c::transports).get();
         client.close().sync();
         server.close().sync();
+        return transports;
     }
 
     @Test
     void shouldEchoOverTcp() throws Exception {
-        echo(TCP, pattern(100_000, 1), 1000);
+        Set<String> transports = echo(TCP, pattern(100_000, 1), 1000);
+        assertTrue(transports.contains("tcp"), "UCX_TLS=tcp: " + transports);
     }
 
     @Test
@@ -124,7 +133,8 @@ class EchoTest extends UcxTestBase {
         // Peer error handling off: UCX 1.13 would keep shared memory out of endpoints with it.
         UcxTransportConfig shm = UcxTransportConfig.builder().config("TLS", "sm,tcp,self").name("shm")
                 .peerErrorHandling(false).build();
-        echo(shm, pattern(300_000, 2), 10_000);
+        Set<String> transports = echo(shm, pattern(300_000, 2), 10_000);
+        assertTrue(transports.stream().anyMatch(SHARED_MEMORY::contains), "shared memory lanes: " + transports);
     }
 
     @Test

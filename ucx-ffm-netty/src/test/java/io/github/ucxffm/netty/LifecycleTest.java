@@ -1,0 +1,282 @@
+package io.github.ucxffm.netty;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.ConnectTimeoutException;
+import io.netty.channel.EventLoop;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.socket.ChannelInputShutdownEvent;
+import io.netty.channel.socket.ChannelInputShutdownReadComplete;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.channels.ClosedChannelException;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Connecting, half-closing, closing and failing, as Netty users expect of a socket channel. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class LifecycleTest extends UcxTestBase {
+
+    /** Records the events a channel sees, as strings, and what it read. */
+    static final class Recorder extends ChannelInboundHandlerAdapter {
+        final List<String> events = new CopyOnWriteArrayList<>();
+        final StringBuilder text = new StringBuilder();
+        final CompletableFuture<Void> inactive = new CompletableFuture<>();
+        final CompletableFuture<Void> inputShutdown = new CompletableFuture<>();
+        final AtomicReference<Throwable> error = new AtomicReference<>();
+
+        @Override
+        public void channelActive(ChannelHandlerContext ctx) {
+            events.add("active");
+            ctx.fireChannelActive();
+        }
+
+        @Override
+        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+            ByteBuf b = (ByteBuf) msg;
+            synchronized (text) {
+                text.append(b.toString(StandardCharsets.US_ASCII));
+            }
+            b.release();
+        }
+
+        @Override
+        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+            if (evt == ChannelInputShutdownEvent.INSTANCE) {
+                events.add("inputShutdown:" + text());
+                inputShutdown.complete(null);
+            } else if (evt == ChannelInputShutdownReadComplete.INSTANCE) {
+                events.add("inputShutdownReadComplete");
+            }
+            ctx.fireUserEventTriggered(evt);
+        }
+
+        @Override
+        public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+            events.add("exception:" + cause.getClass().getSimpleName());
+            error.compareAndSet(null, cause);
+        }
+
+        @Override
+        public void channelInactive(ChannelHandlerContext ctx) {
+            events.add("inactive");
+            inactive.complete(null);
+        }
+
+        String text() {
+            synchronized (text) {
+                return text.toString();
+            }
+        }
+    }
+
+    private static ByteBuf ascii(Channel ch, String s) {
+        return ch.alloc().directBuffer().writeBytes(s.getBytes(StandardCharsets.US_ASCII));
+    }
+
+    @Test
+    void shouldDeliverEndOfStreamAfterTheDataOnShutdownOutput() throws Exception {
+        EventLoopGroup group = group(2, TCP);
+        Recorder serverSide = new Recorder();
+        CountDownLatch answered = new CountDownLatch(1);
+        UcxServerSocketChannel server = server(group, group, ch -> ch.pipeline().addLast(serverSide)
+                .addLast(new ChannelInboundHandlerAdapter() {
+                    @Override
+                    public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+                        if (evt == ChannelInputShutdownEvent.INSTANCE) {
+                            // Half-closed: the server can still answer, then closes.
+                            ctx.writeAndFlush(ascii(ctx.channel(), "pong")).addListener(f -> {
+                                answered.countDown();
+                                ctx.close();
+                            });
+                        }
+                    }
+                }), b -> b.childOption(ChannelOption.ALLOW_HALF_CLOSURE, true));
+        Recorder clientSide = new Recorder();
+        UcxSocketChannel client = (UcxSocketChannel) client(group, ch -> ch.pipeline().addLast(clientSide))
+                .option(ChannelOption.ALLOW_HALF_CLOSURE, true).connect(server.localAddress()).sync().channel();
+        client.writeAndFlush(ascii(client, "ping-")).sync();
+        client.writeAndFlush(ascii(client, "ping")).sync();
+        assertFalse(client.isOutputShutdown());
+        client.shutdownOutput().sync();
+        assertTrue(client.isOutputShutdown());
+        assertInstanceOf(ClosedChannelException.class,
+                client.writeAndFlush(ascii(client, "late")).await().cause(), "no write after shutdownOutput");
+        serverSide.inputShutdown.get(10, TimeUnit.SECONDS);
+        assertEquals("inputShutdown:ping-ping", serverSide.events.get(1), "end of stream comes after all the data");
+        assertTrue(answered.await(10, TimeUnit.SECONDS));
+        clientSide.inputShutdown.get(10, TimeUnit.SECONDS);
+        serverSide.inactive.get(10, TimeUnit.SECONDS);
+        assertEquals("pong", clientSide.text());
+        // Both directions are shut; as with TCP, the channel stays open until closed, and the server's endpoint
+        // going away after its close is no error.
+        Thread.sleep(200);
+        assertTrue(client.isOpen());
+        assertTrue(client.isInputShutdown() && client.isOutputShutdown());
+        client.close().sync();
+        clientSide.inactive.get(10, TimeUnit.SECONDS);
+        assertEquals(List.of("active", "inputShutdown:pong", "inputShutdownReadComplete", "inactive"),
+                clientSide.events, "the client reads the answer, sees the server's close as end of stream");
+        assertTrue(serverSide.events.getLast().equals("inactive"));
+        assertTrue(serverSide.events.stream().noneMatch(e -> e.startsWith("exception")), serverSide.events::toString);
+        server.close().sync();
+    }
+
+    @Test
+    void shouldCloseOnEndOfStreamWithoutHalfClosure() throws Exception {
+        EventLoopGroup group = group(2, TCP);
+        Recorder serverSide = new Recorder();
+        UcxServerSocketChannel server = server(group, group, ch -> ch.pipeline().addLast(serverSide), null);
+        Channel client = client(group, ch -> { }).connect(server.localAddress()).sync().channel();
+        client.writeAndFlush(ascii(client, "bye")).sync();
+        client.close().sync();
+        serverSide.inactive.get(10, TimeUnit.SECONDS);
+        assertEquals("bye", serverSide.text(), "data sent before close arrives");
+        assertEquals(List.of("active", "inactive"), serverSide.events, "a graceful close is no error");
+        server.close().sync();
+    }
+
+    @Test
+    void shouldRefuseAConnectionToAPortWithoutListener() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0, 1, LOOPBACK)) {
+            port = s.getLocalPort(); // free once closed
+        }
+        EventLoopGroup group = group(1, TCP);
+        ChannelFuture f = client(group, ch -> { }).connect(new InetSocketAddress(LOOPBACK, port)).await();
+        assertInstanceOf(ConnectException.class, f.cause(), () -> String.valueOf(f.cause()));
+        assertFalse(f.channel().isOpen());
+    }
+
+    @Test
+    void shouldTimeOutAConnectionThatIsNeverAnswered() throws Exception {
+        // A TCP listener that never speaks UCX: the kernel accepts the connection, nobody answers the handshake.
+        try (ServerSocket silent = new ServerSocket(0, 8, LOOPBACK)) {
+            EventLoopGroup group = group(1, TCP);
+            long start = System.nanoTime();
+            ChannelFuture f = client(group, ch -> { }).option(ChannelOption.CONNECT_TIMEOUT_MILLIS, 300)
+                    .connect(silent.getLocalSocketAddress()).await();
+            assertInstanceOf(ConnectTimeoutException.class, f.cause(), () -> String.valueOf(f.cause()));
+            assertTrue(System.nanoTime() - start >= TimeUnit.MILLISECONDS.toNanos(300));
+            assertFalse(f.channel().isOpen());
+        }
+    }
+
+    @Test
+    void shouldFailUnsentWritesOnClose() throws Exception {
+        UcxTransportConfig small = UcxTransportConfig.builder().config("TLS", "tcp,self").windowBytes(16 << 10)
+                .maxMessageBytes(4 << 10).build();
+        EventLoopGroup group = group(2, small);
+        Recorder serverSide = new Recorder();
+        UcxServerSocketChannel server = server(group, group, ch -> ch.pipeline().addLast(serverSide),
+                b -> b.childOption(ChannelOption.AUTO_READ, false));
+        Channel client = client(group, ch -> { }).connect(server.localAddress()).sync().channel();
+        // More than the window with a reader that reads nothing: some writes stay in the outbound buffer.
+        ChannelFuture last = client.eventLoop().submit(() -> {
+            ChannelFuture w = null;
+            for (int i = 0; i < 16; i++) {
+                w = client.writeAndFlush(client.alloc().directBuffer(4096).writeZero(4096));
+            }
+            client.close();
+            return w;
+        }).get();
+        assertInstanceOf(ClosedChannelException.class, last.await().cause(), "an unsent write fails on close");
+        assertTrue(client.closeFuture().await(10, TimeUnit.SECONDS));
+        server.close().sync();
+    }
+
+    @Test
+    void shouldReportAPeerThatDiesAsIOExceptionThenInactive() throws Exception {
+        // Two contexts (names differ): the endpoint of one is closed by force without a word to the other.
+        EventLoopGroup serverGroup = group(1, UcxTransportConfig.builder().config("TLS", "tcp,self").name("a")
+                .build());
+        EventLoopGroup clientGroup = group(1, UcxTransportConfig.builder().config("TLS", "tcp,self").name("b")
+                .build());
+        AtomicReference<UcxSocketChannel> accepted = new AtomicReference<>();
+        CountDownLatch active = new CountDownLatch(1);
+        UcxServerSocketChannel server = server(serverGroup, serverGroup, ch -> {
+            accepted.set((UcxSocketChannel) ch);
+            ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                @Override
+                public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                    ((ByteBuf) msg).release();
+                    active.countDown();
+                }
+            });
+        }, null);
+        Recorder clientSide = new Recorder();
+        Channel client = client(clientGroup, ch -> ch.pipeline().addLast(clientSide)).connect(server.localAddress())
+                .sync().channel();
+        client.writeAndFlush(ascii(client, "hello")).sync();
+        assertTrue(active.await(10, TimeUnit.SECONDS));
+        UcxSocketChannel victim = accepted.get();
+        victim.eventLoop().submit(victim::killEndpointForTest).sync();
+        clientSide.inactive.get(30, TimeUnit.SECONDS);
+        assertInstanceOf(IOException.class, clientSide.error.get(), () -> String.valueOf(clientSide.error.get()));
+        assertEquals(List.of("active", "exception:IOException", "inactive"), clientSide.events);
+        victim.close().sync();
+        server.close().sync();
+    }
+
+    @Test
+    void shouldWakeAnIdleLoopForATaskFromAnotherThread() throws Exception {
+        EventLoopGroup group = group(1, TCP);
+        EventLoop loop = group.next();
+        // A channel registered, so that the loop has its worker and sleeps on its event descriptor.
+        UcxServerSocketChannel server = server(group, group, ch -> { }, null);
+        Thread loopThread = loop.submit(Thread::currentThread).get();
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        Thread.sleep(200);
+        long cpuBefore = mx.getThreadCpuTime(loopThread.threadId());
+        long worst = 0;
+        for (int i = 0; i < 10; i++) {
+            Thread.sleep(50); // idle: the loop sleeps (its poll timeout is Netty's one-second default)
+            long start = System.nanoTime();
+            loop.submit(() -> { }).get(5, TimeUnit.SECONDS);
+            worst = Math.max(worst, System.nanoTime() - start);
+        }
+        long cpu = mx.getThreadCpuTime(loopThread.threadId()) - cpuBefore;
+        // Without a wakeup the task would wait for the poll timeout (about a second); 500 ms leaves room for a
+        // busy machine.
+        assertTrue(worst < TimeUnit.MILLISECONDS.toNanos(500), "a task waited " + worst / 1_000_000 + " ms");
+        assertTrue(cpu < TimeUnit.MILLISECONDS.toNanos(300), "an idle loop must sleep, used " + cpu / 1_000_000
+                + " ms of CPU in about a second");
+        assertNotNull(server.localAddress());
+        server.close().sync();
+    }
+
+    @Test
+    void shouldRefuseABindToABusyAddress() throws Exception {
+        EventLoopGroup group = group(1, TCP);
+        UcxServerSocketChannel first = server(group, group, ch -> { }, null);
+        ExecutionException e = assertThrows(ExecutionException.class, () -> new io.netty.bootstrap.ServerBootstrap()
+                .group(group).channel(UcxServerSocketChannel.class).childHandler(initializer(ch -> { }))
+                .bind(first.localAddress()).get());
+        assertInstanceOf(java.net.BindException.class, e.getCause());
+        first.close().sync();
+    }
+}
