@@ -20,11 +20,12 @@ record NettyTransport(EventLoopGroup group, Class<? extends ServerChannel> serve
                       Class<? extends Channel> channel, boolean tcpSocket) implements AutoCloseable {
 
     /**
-     * Netty's bootstrap logs a warning for each channel option a channel does not know: gRPC sets
-     * {@code SO_KEEPALIVE} on every channel it makes, which ucx-ffm-netty's channels do not have, so each gRPC
-     * connection over UCX would print one. Kept here, strongly referenced, so that the level stays.
+     * Netty's bootstraps ({@code Bootstrap}, {@code ServerBootstrap}, each with its own logger below this one) log a
+     * warning for each channel option a channel does not know: gRPC sets {@code SO_KEEPALIVE} on every channel it
+     * makes, which ucx-ffm-netty's channels do not have, so each gRPC connection over UCX would print one. Kept here,
+     * strongly referenced, so that the level stays.
      */
-    private static final Logger BOOTSTRAP_LOG = Logger.getLogger("io.netty.bootstrap.AbstractBootstrap");
+    private static final Logger BOOTSTRAP_LOG = Logger.getLogger("io.netty.bootstrap");
 
     /** Quiets {@link #BOOTSTRAP_LOG}'s warnings; errors still show. */
     static void quietUnknownOptions() {
