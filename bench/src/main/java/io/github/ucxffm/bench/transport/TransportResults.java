@@ -124,8 +124,27 @@ final class TransportResults {
                                 + number(m.serverCpu() / m.requests() * 1e6)));
             }
         }
-        b.append('\n').append(targets());
+        b.append('\n').append(verification()).append('\n').append(targets());
         return b.toString();
+    }
+
+    /**
+     * How many answers were compared byte for byte with what was expected, of those the measured rounds counted
+     * (warm-up answers are checked too, and not counted here).
+     *
+     * @return the line
+     */
+    String verification() {
+        long answers = 0;
+        long verified = 0;
+        long failed = 0;
+        for (Measurement m : measurements) {
+            answers += m.requests();
+            verified += m.verified();
+            failed += m.ok() ? 0 : 1;
+        }
+        return "Answers compared byte for byte with what was sent or expected: " + verified + " of " + answers
+                + (failed > 0 ? "; " + failed + " cells failed" : "") + "\n";
     }
 
     private String withRatio(Measurement m, Metric metric) {

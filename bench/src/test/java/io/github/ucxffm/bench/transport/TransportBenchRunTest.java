@@ -75,6 +75,9 @@ class TransportBenchRunTest {
             assertTrue(table.lines().anyMatch(l -> l.startsWith(c.label()) && l.contains(transport)), c + "\n" + table);
         }
 
+        assertTrue(table.contains("Answers compared byte for byte with what was sent or expected: 1200 of 1200\n"),
+                table);
+
         List<String> csv = Files.readAllLines(results.resolve("results.csv"));
         List<String> header = List.of(csv.getFirst().split(","));
         assertEquals(TransportResults.CSV_HEADER, csv.getFirst());

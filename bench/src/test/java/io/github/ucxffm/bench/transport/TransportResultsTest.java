@@ -72,6 +72,9 @@ class TransportResultsTest {
                 + "+200000 \\(4\\.00x\\).*")), table);
         assertTrue(lines.stream().anyMatch(l -> l.matches(" +ucx-tcp +FAILED: no end within 120 s")), table);
         assertTrue(lines.stream().anyMatch(l -> l.startsWith("grpc-stream 64 KiB   epoll     -  ")), table);
+        // 100000 + 400000 + 95000 + 10000 + 12000 + 9500 + 20000 + 30000 answers, each verified
+        assertTrue(table.contains("Answers compared byte for byte with what was sent or expected: 676500 of 676500; "
+                + "1 cells failed"), table);
         // the client and server split of the CPU column: 1 s each over 100000 requests
         assertTrue(table.contains("10.00+10.00"), table);
         // a row per cell and transport: the transport in the second column
