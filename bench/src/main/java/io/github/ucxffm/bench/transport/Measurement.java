@@ -5,6 +5,7 @@ package io.github.ucxffm.bench.transport;
  *
  * @param transport  the transport
  * @param cell       the cell
+ * @param rep        the repetition of the sitting, from 1
  * @param requests   requests answered in the measured round (stream: messages received)
  * @param bytes      payload bytes of those answers
  * @param seconds    the measured round's length
@@ -16,8 +17,8 @@ package io.github.ucxffm.bench.transport;
  * @param error      why the cell failed, or {@code null}
  * @param warmupSeconds how long the connection was warmed up before the measured round
  */
-record Measurement(TransportKind transport, Cell cell, long requests, long bytes, double seconds, double p50Micros,
-                   double p99Micros, double clientCpu, double serverCpu, long verified, String error,
+record Measurement(TransportKind transport, Cell cell, int rep, long requests, long bytes, double seconds,
+                   double p50Micros, double p99Micros, double clientCpu, double serverCpu, long verified, String error,
                    double warmupSeconds) {
 
     /** MB in MB/s: 2^20 bytes, as {@code ucx_perftest} and {@code bench compare} count. */
@@ -28,11 +29,12 @@ record Measurement(TransportKind transport, Cell cell, long requests, long bytes
      *
      * @param transport the transport
      * @param cell      the cell
+     * @param rep       the repetition
      * @param error     why
      * @return the measurement, all numbers NaN
      */
-    static Measurement failed(TransportKind transport, Cell cell, String error) {
-        return new Measurement(transport, cell, 0, 0, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, 0,
+    static Measurement failed(TransportKind transport, Cell cell, int rep, String error) {
+        return new Measurement(transport, cell, rep, 0, 0, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, 0,
                 error, Double.NaN);
     }
 
@@ -53,6 +55,16 @@ record Measurement(TransportKind transport, Cell cell, long requests, long bytes
 
     /** CPU seconds of both processes per million requests. */
     double cpuPerMillion() {
-        return ok() && requests > 0 ? (clientCpu + serverCpu) / requests * 1e6 : Double.NaN;
+        return clientCpuPerMillion() + serverCpuPerMillion();
+    }
+
+    /** The client's CPU seconds per million requests. */
+    double clientCpuPerMillion() {
+        return ok() && requests > 0 ? clientCpu / requests * 1e6 : Double.NaN;
+    }
+
+    /** The server's CPU seconds per million requests. */
+    double serverCpuPerMillion() {
+        return ok() && requests > 0 ? serverCpu / requests * 1e6 : Double.NaN;
     }
 }

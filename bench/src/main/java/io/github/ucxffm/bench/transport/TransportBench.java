@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -32,7 +33,8 @@ import java.util.regex.Pattern;
  * For each transport a server process ({@link TransportServer}) is started, this process connects to it as the
  * client over the same transport and runs every cell (a warm-up round, then the measured one, with the CPU time of
  * both processes read from {@code /proc} around it), and the server is stopped by its PID. Prints a line per cell,
- * then the table ({@link TransportResults}); writes it with a CSV and a plot under the output directory.
+ * then the table ({@link TransportResults}); writes it with the CSVs and a plot under the output directory. With
+ * {@code --reps N} the whole sitting runs N times and the table has the medians.
  */
 public final class TransportBench {
 
@@ -129,14 +131,16 @@ public final class TransportBench {
         String environment = Environment.describe(compared);
         out.println(environment);
         List<Cell> cells = options.cells();
-        int total = cells.size() * options.transports().size();
+        int total = cells.size() * options.transports().size() * options.reps();
         out.println("bench transport: " + total + " cells, " + options.describeLength() + ", into " + dir);
         out.flush();
         TransportResults results = new TransportResults();
         long started = System.nanoTime();
         int n = 0;
-        for (TransportKind t : options.transports()) {
-            n = runTransport(t, cells, results, logs, n, total);
+        for (int rep = 1; rep <= options.reps(); rep++) {
+            for (TransportKind t : order(options.transports(), rep)) {
+                n = runTransport(t, rep, cells, results, logs, n, total);
+            }
         }
         double minutes = (System.nanoTime() - started) / 60e9;
         long failures = results.measurements().stream().filter(m -> !m.ok()).count();
@@ -153,6 +157,7 @@ public final class TransportBench {
         out.print(table);
         Files.writeString(dir.resolve("table.txt"), table, StandardCharsets.UTF_8);
         Files.writeString(dir.resolve("results.csv"), results.csv(), StandardCharsets.UTF_8);
+        Files.writeString(dir.resolve("summary.csv"), results.summaryCsv(), StandardCharsets.UTF_8);
         String after = String.format(Locale.ROOT, "finished after %.1f min; load average %s", minutes,
                 Environment.loadAverage());
         Files.writeString(dir.resolve("environment.txt"), environment + "\n" + after + "\n", StandardCharsets.UTF_8);
@@ -163,10 +168,27 @@ public final class TransportBench {
         return new Outcome(results, dir, failures);
     }
 
+    /**
+     * The transports in the order a repetition runs them: as given, and reversed every other time, since the first
+     * transport runs with a client JVM that the others find warmer, and so that a change in the machine's load
+     * touches the transports alike.
+     *
+     * @param transports the transports, as given
+     * @param rep        the repetition, from 1
+     * @return the order
+     */
+    static List<TransportKind> order(List<TransportKind> transports, int rep) {
+        List<TransportKind> order = new ArrayList<>(transports);
+        if (rep % 2 == 0) {
+            Collections.reverse(order);
+        }
+        return order;
+    }
+
     /** The server of one transport, then its cells; returns the cells numbered so far. */
-    private int runTransport(TransportKind t, List<Cell> cells, TransportResults results, Path logs, int n, int total)
-            throws IOException, InterruptedException {
-        Path log = logs.resolve("server-" + t.label() + ".log");
+    private int runTransport(TransportKind t, int rep, List<Cell> cells, TransportResults results, Path logs, int n,
+                             int total) throws IOException, InterruptedException {
+        Path log = logs.resolve("server-" + t.label() + (options.reps() > 1 ? "-" + rep : "") + ".log");
         Process server = null;
         NettyTransport client = null;
         String broken = null;
@@ -183,16 +205,16 @@ public final class TransportBench {
                 n++;
                 Measurement m;
                 if (broken != null) {
-                    m = Measurement.failed(t, cell, broken);
+                    m = Measurement.failed(t, cell, rep, broken);
                 } else if (!server.isAlive()) {
-                    m = Measurement.failed(t, cell, "the server exited with " + server.exitValue() + " (log: "
+                    m = Measurement.failed(t, cell, rep, "the server exited with " + server.exitValue() + " (log: "
                             + log + ")");
                 } else {
                     int port = cell.scenario().isEcho() ? ports[0] : ports[1];
-                    m = runCell(t, client, new InetSocketAddress("127.0.0.1", port), cell, server.pid());
+                    m = runCell(t, rep, client, new InetSocketAddress("127.0.0.1", port), cell, server.pid());
                 }
                 results.add(m);
-                err.println(progress(n, total, m));
+                err.println(progress(n, total, options.reps() > 1, m));
                 err.flush();
             }
         } finally {
@@ -219,10 +241,10 @@ public final class TransportBench {
         return p.getProperty("grpc", "unknown");
     }
 
-    /** The progress line of a cell. */
-    static String progress(int n, int total, Measurement m) {
-        String head = String.format(Locale.ROOT, "[%d/%d] %-8s %-20s ", n, total, m.transport().label(),
-                m.cell().label());
+    /** The progress line of a cell; with the repetition's number when there are several. */
+    static String progress(int n, int total, boolean reps, Measurement m) {
+        String head = String.format(Locale.ROOT, "[%d/%d] %-8s %-20s %s", n, total, m.transport().label(),
+                m.cell().label(), reps ? "#" + m.rep() + " " : "");
         if (!m.ok()) {
             return head + "FAILED: " + m.error();
         }
@@ -235,8 +257,8 @@ public final class TransportBench {
     }
 
     /** A warm-up ({@link #warmUp}), then the measured round with the CPU time of both processes around it. */
-    private Measurement runCell(TransportKind t, NettyTransport client, InetSocketAddress address, Cell cell,
-                                long serverPid) throws InterruptedException {
+    private Measurement runCell(TransportKind t, int rep, NettyTransport client, InetSocketAddress address,
+                                Cell cell, long serverPid) throws InterruptedException {
         long count = options.iterations() > 0 ? options.iterations() : Long.MAX_VALUE;
         long nanos = options.iterations() > 0 ? Long.MAX_VALUE / 4 : (long) (options.durationSeconds() * 1e9);
         CpuMeter cpu = new CpuMeter(serverPid);
@@ -250,18 +272,18 @@ public final class TransportBench {
                     options.timeoutSeconds());
             CpuMeter.Sample used = cpu.read().since(before);
             if (r.verified() != r.requests()) {
-                return Measurement.failed(t, cell, r.requests() - r.verified() + " answers not verified");
+                return Measurement.failed(t, cell, rep, r.requests() - r.verified() + " answers not verified");
             }
-            return new Measurement(t, cell, r.requests(), r.bytes(), r.nanos() / 1e9,
+            return new Measurement(t, cell, rep, r.requests(), r.bytes(), r.nanos() / 1e9,
                     latencies.percentileMicros(50), latencies.percentileMicros(99), used.client(), used.server(),
                     r.verified(), null, warm);
         } catch (ExecutionException e) {
             Throwable c = e.getCause();
-            return Measurement.failed(t, cell, c.getMessage() == null ? c.toString() : c.getMessage());
+            return Measurement.failed(t, cell, rep, c.getMessage() == null ? c.toString() : c.getMessage());
         } catch (TimeoutException e) {
-            return Measurement.failed(t, cell, "no end within " + options.timeoutSeconds() + " s");
+            return Measurement.failed(t, cell, rep, "no end within " + options.timeoutSeconds() + " s");
         } catch (Exception e) {
-            return Measurement.failed(t, cell, e.getMessage() == null ? e.toString() : e.getMessage());
+            return Measurement.failed(t, cell, rep, e.getMessage() == null ? e.toString() : e.getMessage());
         } finally {
             if (load != null) {
                 load.close();

@@ -25,12 +25,13 @@ import java.util.Set;
  * @param timeoutSeconds  how long a cell may take before it is given up
  * @param out             the directory the results directory goes into
  * @param keepLogs        keep the servers' output when nothing failed
+ * @param reps            how many times the whole sitting runs, the transports' order reversed every other time
  * @param ucxSpinNanos    how long an idle UCX event loop progresses before it sleeps, or -1 for ucx-ffm-netty's
  *                        default
  */
 record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios, List<Integer> echoSizes,
                         int unarySize, int streamSize, int window, double durationSeconds, double warmupSeconds,
-                        long iterations, int timeoutSeconds, Path out, boolean keepLogs,
+                        long iterations, int timeoutSeconds, Path out, boolean keepLogs, int reps,
                         long ucxSpinNanos) {
 
     /** The largest message: gRPC's default limit on an inbound message is 4 MiB, its framing included. */
@@ -42,7 +43,7 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
     /** The options that take a value. */
     private static final Set<String> VALUED = Set.of("--transports", "--tests", "--sizes", "--unary-size",
             "--stream-size", "--window", "--duration", "--warmup", "--iterations", "--timeout", "--out",
-            "--ucx-spin");
+            "--ucx-spin", "--reps");
 
     static final String USAGE = """
             usage: ./ucx-ffm bench transport [OPTIONS]
@@ -64,6 +65,8 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
               --warmup S         warm-up per cell, not measured: at least S seconds, then on while the request
                                  rate still grows by 5% a half-second, 5 S at most (2)
               --iterations N     N requests (stream: messages) per cell instead of a duration, N/10 warm-up
+              --reps N           run the whole sitting N times, the transports in reverse order every other
+                                 time; the table has the medians, results.csv every run (1)
               --timeout S        seconds a cell may take before it is given up (120)
               --out DIR          where the results directory goes (bench/results)
               --ucx-spin NS      how long an idle UCX event loop keeps progressing before it sleeps, in ns, on
@@ -97,6 +100,7 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
         boolean keepLogs = false;
         boolean quick = false;
         long spin = -1;
+        int reps = 1;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             switch (a) {
@@ -135,6 +139,7 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
                 case "--iterations" -> iterations = positive(a, v);
                 case "--timeout" -> timeout = (int) Math.min(positive(a, v), Integer.MAX_VALUE);
                 case "--out" -> out = root.resolve(v);
+                case "--reps" -> reps = (int) Math.min(positive(a, v), 1000);
                 case "--ucx-spin" -> spin = v.trim().equals("0") ? 0 : positive(a, v);
                 default -> throw new IllegalStateException("an option of VALUED without a case: " + a);
             }
@@ -151,7 +156,7 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
             throw new IllegalArgumentException("--duration must be positive, not " + d);
         }
         return new TransportOptions(transports, scenarios, sizes, unarySize, streamSize, window, d, w, iterations,
-                timeout, out.toAbsolutePath().normalize(), keepLogs, spin);
+                timeout, out.toAbsolutePath().normalize(), keepLogs, reps, spin);
     }
 
     /**
@@ -238,8 +243,8 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
 
     /** {@code 2.0 s}, {@code 200 requests}: how long a cell runs, for the header line. */
     String describeLength() {
-        return iterations > 0 ? iterations + " requests per cell after " + Math.max(1, iterations / 10)
+        return (reps > 1 ? reps + " times, " : "") + (iterations > 0 ? iterations + " requests per cell after " + Math.max(1, iterations / 10)
                 + " of warm-up" : String.format(Locale.ROOT, "%.1f s per cell after %.1f s or more of warm-up",
-                durationSeconds, warmupSeconds);
+                durationSeconds, warmupSeconds));
     }
 }

@@ -9,11 +9,10 @@ import java.awt.Graphics2D;
 import java.awt.image.BufferedImage;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Optional;
 
 /**
  * The sitting as a PNG: four panels (p50 latency, requests/s, MB/s, CPU per million requests), each a group of bars
- * per cell, one bar per transport, on a log scale.
+ * per cell, one bar per transport (the median over the repetitions), on a log scale.
  */
 final class TransportPlot {
 
@@ -58,11 +57,13 @@ final class TransportPlot {
         List<TransportKind> transports = results.transports();
         double lo = Double.NaN;
         double hi = Double.NaN;
-        for (Measurement m : results.measurements()) {
-            double v = metric.of(m);
-            if (v > 0) {
-                lo = Double.isNaN(lo) ? v : Math.min(lo, v);
-                hi = Double.isNaN(hi) ? v : Math.max(hi, v);
+        for (Cell cell : cells) {
+            for (TransportKind t : transports) {
+                double v = results.value(t, cell, metric);
+                if (v > 0) {
+                    lo = Double.isNaN(lo) ? v : Math.min(lo, v);
+                    hi = Double.isNaN(hi) ? v : Math.max(hi, v);
+                }
             }
         }
         String title = switch (metric) {
@@ -84,8 +85,7 @@ final class TransportPlot {
             int center = (int) Math.round(p.left + step * (c + 0.5));
             int x = center - groupWidth / 2;
             for (TransportKind t : transports) {
-                Optional<Measurement> m = results.find(t, cells.get(c));
-                double v = m.map(metric::of).orElse(Double.NaN);
+                double v = results.value(t, cells.get(c), metric);
                 if (v > 0) {
                     int y = p.y(v);
                     g.setColor(color(t));

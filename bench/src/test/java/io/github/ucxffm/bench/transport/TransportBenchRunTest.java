@@ -65,7 +65,7 @@ class TransportBenchRunTest {
 
         Path results = outcome.dir();
         assertTrue(results.getFileName().toString().matches("transport-\\d{8}-\\d{6}"), results.toString());
-        for (String f : List.of("table.txt", "results.csv", "environment.txt", "transport.png")) {
+        for (String f : List.of("table.txt", "results.csv", "summary.csv", "environment.txt", "transport.png")) {
             assertTrue(Files.size(results.resolve(f)) > 0, f);
         }
         assertFalse(Files.exists(results.resolve("logs")), "the server's log is kept only when something failed");
@@ -88,6 +88,7 @@ class TransportBenchRunTest {
             assertEquals(transport, f[header.indexOf("transport")]);
             assertEquals(c.scenario().label(), f[header.indexOf("test")]);
             assertEquals(Integer.toString(c.size()), f[header.indexOf("size")]);
+            assertEquals("1", f[header.indexOf("rep")]);
             // every answer was compared byte for byte with what was sent
             assertEquals("200", f[header.indexOf("requests")], csv.get(i + 1));
             assertEquals("200", f[header.indexOf("verified")], csv.get(i + 1));
@@ -109,5 +110,13 @@ class TransportBenchRunTest {
             }
         }
         assertTrue(Files.readString(results.resolve("environment.txt")).contains("grpc:"));
+        // the summary: a row per cell, its medians those of the one repetition
+        List<String> summary = Files.readAllLines(results.resolve("summary.csv"));
+        assertEquals(TransportResults.SUMMARY_HEADER, summary.getFirst());
+        assertEquals(1 + cells.size(), summary.size());
+        for (String row : summary.subList(1, summary.size())) {
+            assertTrue(row.startsWith(transport + ","), row);
+            assertTrue(row.contains(",1,0,"), "one run, none failed: " + row);
+        }
     }
 }

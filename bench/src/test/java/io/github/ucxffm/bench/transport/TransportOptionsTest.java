@@ -42,7 +42,7 @@ class TransportOptionsTest {
     void shouldTakeEachOption() {
         TransportOptions o = parse("--transports", "nio,ucx-tcp", "--tests", "grpc-stream,echo-window", "--sizes",
                 "8,4k,1MiB", "--unary-size", "100", "--stream-size", "1m", "--window", "7", "--duration", "0.25",
-                "--warmup", "0", "--timeout", "9", "--out", "/tmp/x", "--keep-logs", "--ucx-spin", "0");
+                "--warmup", "0", "--timeout", "9", "--out", "/tmp/x", "--keep-logs", "--ucx-spin", "0", "--reps", "3");
         assertEquals(List.of(TransportKind.NIO, TransportKind.UCX_TCP), o.transports());
         // the order of --tests is the order of the cells
         assertEquals(List.of(new Cell(Scenario.GRPC_STREAM, 1 << 20), new Cell(Scenario.ECHO_WINDOW, 8),
@@ -55,6 +55,9 @@ class TransportOptionsTest {
         assertEquals(Path.of("/tmp/x"), o.out());
         assertTrue(o.keepLogs());
         assertEquals(0, o.ucxSpinNanos());
+        assertEquals(3, o.reps());
+        assertEquals(1, parse().reps());
+        assertTrue(o.describeLength().startsWith("3 times, 0.3 s per cell"), o.describeLength());
         assertEquals(-1, parse().ucxSpinNanos(), "ucx-ffm-netty's default");
         assertEquals(50_000, parse("--ucx-spin", "50000").ucxSpinNanos());
     }
@@ -69,6 +72,15 @@ class TransportOptionsTest {
         assertEquals(50, i.iterations());
         assertTrue(i.describeLength().startsWith("50 requests per cell after 5 of warm-up"), i.describeLength());
         assertTrue(parse("--iterations", "5").describeLength().contains("after 1 of warm-up"));
+    }
+
+    @Test
+    void shouldReverseTheTransportsEveryOtherRepetition() {
+        List<TransportKind> given = List.of(TransportKind.NIO, TransportKind.UCX_TCP, TransportKind.EPOLL);
+        assertEquals(given, TransportBench.order(given, 1));
+        assertEquals(List.of(TransportKind.EPOLL, TransportKind.UCX_TCP, TransportKind.NIO),
+                TransportBench.order(given, 2));
+        assertEquals(given, TransportBench.order(given, 3));
     }
 
     @Test
@@ -91,6 +103,7 @@ class TransportOptionsTest {
         assertTrue(refusal("--frobnicate").contains("unknown option --frobnicate"), "not: needs a value");
         assertTrue(refusal("--sizes").contains("option --sizes needs a value"));
         assertTrue(refusal("epoll").contains("unexpected argument 'epoll'"));
+        assertTrue(refusal("--reps", "0").contains("--reps must be positive, not 0"));
         assertTrue(refusal("--ucx-spin", "-3").contains("--ucx-spin must be positive, not -3"));
         assertEquals("help", refusal("--help"));
         assertEquals("help", refusal("-h"));
