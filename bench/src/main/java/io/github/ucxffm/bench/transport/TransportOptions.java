@@ -51,7 +51,7 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
               Netty echo and gRPC over Netty transports, a server process started for each transport and this
               process as the client, on 127.0.0.1: a table of p50 and p99 round-trip latency, requests/s, MB/s and
               CPU seconds per million requests (client + server, from /proc), with ratios against epoll; writes
-              table.txt, results.csv, environment.txt and transport.png under bench/results/transport-DATE/.
+              table.txt, results.csv, summary.csv, environment.txt, transport.png under bench/results/transport-DATE/.
 
               --transports LIST  epoll (Netty epoll, TCP), nio (Netty NIO, TCP), ucx-shm (ucx-ffm-netty over UCX
                                  shared memory), ucx-tcp (ucx-ffm-netty over UCX tcp) (all four)
