@@ -34,8 +34,8 @@ record Measurement(TransportKind transport, Cell cell, int rep, long requests, l
      * @return the measurement, all numbers NaN
      */
     static Measurement failed(TransportKind transport, Cell cell, int rep, String error) {
-        return new Measurement(transport, cell, rep, 0, 0, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN, 0,
-                error, Double.NaN);
+        double none = Double.NaN;
+        return new Measurement(transport, cell, rep, 0, 0, none, none, none, none, none, 0, error, none);
     }
 
     /** Whether the cell ran to the end with every answer right. */

@@ -243,8 +243,9 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
 
     /** {@code 2.0 s}, {@code 200 requests}: how long a cell runs, for the header line. */
     String describeLength() {
-        return (reps > 1 ? reps + " times, " : "") + (iterations > 0 ? iterations + " requests per cell after " + Math.max(1, iterations / 10)
+        String each = iterations > 0 ? iterations + " requests per cell after " + Math.max(1, iterations / 10)
                 + " of warm-up" : String.format(Locale.ROOT, "%.1f s per cell after %.1f s or more of warm-up",
-                durationSeconds, warmupSeconds));
+                durationSeconds, warmupSeconds);
+        return (reps > 1 ? reps + " times, " : "") + each;
     }
 }

@@ -86,8 +86,8 @@ class TransportResultsTest {
         assertEquals(40.0, r.value(TransportKind.EPOLL, PINGPONG, Metric.CPU), 1e-9);
         String table = r.table();
         assertTrue(table.contains("each the\nmedian of 3 repetitions"), table);
-        assertTrue(table.lines().anyMatch(l -> l.matches(" +ucx-shm +10\\.00 \\(0\\.50x\\) .*\\(1 of 3 failed: the server "
-                + "closed the echo connection\\)")), table);
+        assertTrue(table.lines().anyMatch(l -> l.matches(" +ucx-shm +10\\.00 \\(0\\.50x\\) .*\\(1 of 3 failed: "
+                + "the server closed the echo connection\\)")), table);
         assertTrue(r.targets().contains("0.50x in echo-pingpong 64 B: met"), r.targets());
         String summary = r.summaryCsv();
         List<String> header = List.of(TransportResults.SUMMARY_HEADER.split(","));
