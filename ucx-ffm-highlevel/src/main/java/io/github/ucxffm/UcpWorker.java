@@ -279,6 +279,27 @@ public final class UcpWorker extends UcxHandle {
         Status.check(ucp_worker_signal(handle), "ucp_worker_signal");
     }
 
+    /**
+     * Sleeps until the worker has events, {@link #signal()} is called, or {@code timeoutMillis} passed: arms the
+     * event file descriptor ({@link #arm()}) and, when armed, waits for it with {@code poll(2)}. This is the sleep
+     * of an event loop that has other deadlines (timers) than UCX's: call it when {@link #progress()} found nothing
+     * to do. Blocks the carrier thread: use a platform thread. Allocates nothing.
+     *
+     * @param timeoutMillis the longest sleep, 0 or more
+     * @return {@code false} without sleeping when {@code arm()} found work to progress first (progress, then call
+     *         again), {@code true} after the sleep (an event, a signal, the timeout, or an interrupted poll)
+     */
+    public boolean armAndWait(int timeoutMillis) {
+        if (timeoutMillis < 0) {
+            throw new IllegalArgumentException("timeoutMillis must not be negative: " + timeoutMillis);
+        }
+        if (!arm()) {
+            return false;
+        }
+        Libc.awaitReadable(scratch.get().pollFd, eventFd(), timeoutMillis);
+        return true;
+    }
+
     /** How {@link #await} spends the time between progress calls. */
     public enum Idle {
         /** Progress in a tight loop: lowest latency, one core busy. */
@@ -363,9 +384,8 @@ public final class UcpWorker extends UcxHandle {
                 // Not ucp_worker_wait: it sleeps with no bound, and the deadline must end the wait. Sleeping on the
                 // event fd with the time left is what it does otherwise.
                 long left = deadline - System.nanoTime();
-                if (left > 0 && arm()) {
-                    Libc.awaitReadable(scratch.get().pollFd, eventFd(),
-                            (int) Math.min(Integer.MAX_VALUE, left / 1_000_000 + 1));
+                if (left > 0) {
+                    armAndWait((int) Math.min(Integer.MAX_VALUE, left / 1_000_000 + 1));
                 }
             }
         }

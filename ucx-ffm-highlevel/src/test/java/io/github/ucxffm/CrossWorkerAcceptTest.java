@@ -9,7 +9,7 @@ import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -33,7 +33,8 @@ class CrossWorkerAcceptTest {
     void shouldAcceptOnAnotherWorkerOfTheSameContext() throws Exception {
         try (UcpContext context = UcpContext.builder().features(UcpContext.Feature.TAG).config("TLS", "tcp,self")
                 .build()) {
-            SynchronousQueue<UcpEndpoint.Params> handOver = new SynchronousQueue<>();
+            // Not a SynchronousQueue: its add() fails unless the other thread waits at that very moment.
+            LinkedBlockingQueue<UcpEndpoint.Params> handOver = new LinkedBlockingQueue<>();
             CompletableFuture<InetSocketAddress> bound = new CompletableFuture<>();
             AtomicBoolean stop = new AtomicBoolean();
             // Thread A: the listener's worker, which only hands requests on.

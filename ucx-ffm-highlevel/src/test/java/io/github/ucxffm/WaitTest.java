@@ -231,4 +231,46 @@ class WaitTest {
             assertThrows(IllegalStateException.class, w::waitForEvents);
         }
     }
+
+    /** Progresses until arm() finds nothing, then sleeps once; returns the nanoseconds slept. */
+    private long armAndWaitOnce(int timeoutMillis) {
+        for (int i = 0; i < 1000; i++) {
+            while (b.progress() != 0) {
+                Thread.onSpinWait();
+            }
+            long start = System.nanoTime();
+            if (b.armAndWait(timeoutMillis)) {
+                return System.nanoTime() - start;
+            }
+        }
+        throw new AssertionError("arm() never found the worker idle");
+    }
+
+    @Test
+    void shouldSleepInArmAndWaitUntilTheTimeout() {
+        long slept = armAndWaitOnce(200);
+        assertTrue(slept >= TimeUnit.MILLISECONDS.toNanos(150), "slept only " + slept / 1_000_000 + " ms");
+        assertThrows(IllegalArgumentException.class, () -> b.armAndWait(-1));
+    }
+
+    @Test
+    void shouldWakeArmAndWaitOnSignalFromAnotherThread() throws Exception {
+        AtomicBoolean awake = new AtomicBoolean();
+        Thread signaller = Thread.ofPlatform().start(() -> {
+            // Again and again: a signal that comes before the sleep is taken by arm(), which then says busy.
+            while (!awake.get()) {
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                b.signal();
+            }
+        });
+        long slept = armAndWaitOnce(20_000);
+        awake.set(true);
+        signaller.join();
+        assertTrue(slept < TimeUnit.SECONDS.toNanos(10), "a signal must end the sleep; slept " + slept / 1_000_000
+                + " ms");
+    }
 }

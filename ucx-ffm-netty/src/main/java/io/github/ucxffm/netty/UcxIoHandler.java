@@ -15,7 +15,6 @@ import io.netty.util.concurrent.ThreadAwareExecutor;
 import io.netty.util.internal.logging.InternalLogger;
 import io.netty.util.internal.logging.InternalLoggerFactory;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -42,7 +41,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <b>Running.</b> {@link #run(IoHandlerContext)} progresses the worker while it has work, completes the operations
  * in flight and lets channels act on what arrived (UCX callbacks only record; pipelines run outside them). When idle
  * and Netty allows blocking, it spins for {@link UcxTransportConfig#spinNanos()}, then arms the worker and sleeps on
- * its event descriptor with {@code poll(2)}, no longer than the time to the next scheduled task. {@link #wakeup()},
+ * its event descriptor ({@code UcpWorker.armAndWait}), no longer than the time to the next scheduled task. {@link #wakeup()},
  * from any thread, signals the worker ({@code ucp_worker_signal}) only when the loop sleeps or is about to.
  */
 public final class UcxIoHandler implements IoHandler {
@@ -72,8 +71,6 @@ public final class UcxIoHandler implements IoHandler {
     private SharedContext shared;
     private volatile UcpWorker worker;
     private boolean destroyed;
-    private Arena arena;
-    private Poll poll;
     private int lastId;
 
     private UcxIoHandler(UcxTransportConfig config, ThreadAwareExecutor executor) {
@@ -128,8 +125,6 @@ public final class UcxIoHandler implements IoHandler {
             boolean done = false;
             try {
                 w = shared.context.newWorker();
-                arena = Arena.ofConfined();
-                poll = new Poll(arena, w.eventFd());
                 w.setAmHandler(Wire.AM_DATA, this::onData);
                 w.setAmHandler(Wire.AM_CONTROL, this::onControl);
                 worker = w;
@@ -138,9 +133,6 @@ public final class UcxIoHandler implements IoHandler {
                 if (!done) {
                     if (w != null) {
                         w.close();
-                    }
-                    if (arena != null) {
-                        arena.close();
                     }
                     release(shared);
                     shared = null;
@@ -191,7 +183,6 @@ public final class UcxIoHandler implements IoHandler {
             }
             ops.clear();
             ready.clear();
-            arena.close();
             release(shared);
             shared = null;
         }
@@ -256,12 +247,11 @@ public final class UcxIoHandler implements IoHandler {
         }
         if (state.compareAndSet(AWAKE, SLEEPING)) {
             try {
-                // arm() says BUSY when events, or a signal, came since the last progress: no sleep then.
-                if (ready.isEmpty() && worker.arm()) {
-                    long delay = context.delayNanos(System.nanoTime());
-                    if (delay > 0) {
-                        poll.await((int) Math.min(Integer.MAX_VALUE, (delay + 999_999) / 1_000_000));
-                    }
+                // No sleep past the next scheduled task; none either when arm() finds events, or a signal, that
+                // came since the last progress (the next run() progresses them).
+                long delay = context.delayNanos(System.nanoTime());
+                if (ready.isEmpty() && delay > 0) {
+                    worker.armAndWait((int) Math.min(Integer.MAX_VALUE, (delay + 999_999) / 1_000_000));
                 }
             } finally {
                 state.set(AWAKE);

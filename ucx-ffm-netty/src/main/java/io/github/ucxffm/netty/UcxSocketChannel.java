@@ -100,6 +100,7 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
     private volatile long bytesSent;
     private volatile long bytesReceived;
     private volatile long messagesSent;
+    private volatile long messagesReceived;
 
     /** A client channel, for {@code Bootstrap}. */
     public UcxSocketChannel() {
@@ -184,6 +185,15 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
      */
     public long messagesSent() {
         return messagesSent;
+    }
+
+    /**
+     * Data active messages that arrived for this channel.
+     *
+     * @return messages
+     */
+    public long messagesReceived() {
+        return messagesReceived;
     }
 
     // ---- DuplexChannel -------------------------------------------------------------------------------------------
@@ -648,6 +658,7 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
         if (length > 0) {
             int len = (int) length;
             bytesReceived += len;
+            messagesReceived++;
             UcxTransportStats.received(len);
             ByteBuf buf = config.getAllocator().directBuffer(len, len);
             in.buf = buf;

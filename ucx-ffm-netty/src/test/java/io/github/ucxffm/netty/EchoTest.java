@@ -113,6 +113,7 @@ class EchoTest extends UcxTestBase {
         UcxSocketChannel c = (UcxSocketChannel) client;
         assertEquals(payload.length, c.bytesSent());
         assertEquals(payload.length, c.bytesReceived());
+        assertTrue(c.messagesReceived() > 0 && c.messagesReceived() <= c.bytesReceived());
         assertTrue(UcxTransportStats.bytesSent() - sentBefore >= 2L * payload.length,
                 "both directions went through UCX active messages");
         assertEquals(2, UcxTransportStats.channelsOpened() - openedBefore);
