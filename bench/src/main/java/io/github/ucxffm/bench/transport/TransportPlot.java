@@ -39,13 +39,15 @@ final class TransportPlot {
         List<Cell> cells = results.cells();
         List<TransportKind> transports = results.transports();
         int width = panelWidth(cells.size(), transports.size());
-        return LogPanel.image(2 * width, LogPanel.TITLE_HEIGHT + 2 * PANEL_HEIGHT,
-                "Netty transports: echo and gRPC, one bar per transport", g -> {
-                    for (int i = 0; i < PANELS.size(); i++) {
-                        panel(g, results, PANELS.get(i), (i % 2) * width,
-                                LogPanel.TITLE_HEIGHT + (i / 2) * PANEL_HEIGHT, width);
-                    }
-                });
+        int reps = results.measurements().stream().mapToInt(Measurement::rep).max().orElse(1);
+        String title = "Netty transports: echo and gRPC, one bar per transport"
+                + (reps > 1 ? " (the median of " + reps + " repetitions)" : "");
+        return LogPanel.image(2 * width, LogPanel.TITLE_HEIGHT + 2 * PANEL_HEIGHT, title, g -> {
+            for (int i = 0; i < PANELS.size(); i++) {
+                panel(g, results, PANELS.get(i), (i % 2) * width, LogPanel.TITLE_HEIGHT + (i / 2) * PANEL_HEIGHT,
+                        width);
+            }
+        });
     }
 
     static void write(TransportResults results, Path png) {
