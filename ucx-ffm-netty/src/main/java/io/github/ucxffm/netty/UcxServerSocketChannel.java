@@ -5,40 +5,39 @@ import io.github.ucxffm.UcpEndpoint;
 import io.github.ucxffm.UcpListener;
 import io.github.ucxffm.UcxException;
 import io.netty.channel.AbstractServerChannel;
-import io.netty.channel.ChannelConfig;
-import io.netty.channel.ChannelOption;
 import io.netty.channel.ChannelPipeline;
 import io.netty.channel.ChannelPromise;
-import io.netty.channel.DefaultChannelConfig;
 import io.netty.channel.EventLoop;
 import io.netty.channel.IoEvent;
 import io.netty.channel.IoEventLoop;
 import io.netty.channel.IoRegistration;
+import io.netty.channel.socket.ServerSocketChannel;
 
 import java.net.BindException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.util.ArrayDeque;
-import java.util.Map;
 
 /**
  * A listening channel that accepts {@link UcxSocketChannel}s: a UCX listener ({@code ucp_listener_create}) on its
  * event loop's worker. Each accepted connection's endpoint is created on the worker of the event loop the child
  * channel is registered with (UCX moves the connection there), so a server spreads its connections over its child
- * group as a TCP server does. Binding port 0 reports the chosen port in {@link #localAddress()}.
+ * group as a TCP server does. Binding port 0 reports the chosen port in {@link #localAddress()}. The parent and
+ * child groups must use the same UCX context: factories of the same {@link UcxTransportConfig} (same UCX options
+ * and name); a child on a loop of another context fails to register, and its client's connect fails.
  * <p>
  * <b>Options.</b> {@code SO_BACKLOG}, {@code SO_REUSEADDR} and {@code SO_RCVBUF} are accepted and kept; UCX's
  * listener has its own settings ({@code UCX_TCP_*}).
  */
-public final class UcxServerSocketChannel extends AbstractServerChannel {
+public final class UcxServerSocketChannel extends AbstractServerChannel implements ServerSocketChannel {
 
-    private final ServerConfig config = new ServerConfig(this);
+    private final UcxServerSocketChannelConfig config = new UcxServerSocketChannelConfig(this);
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     private UcxIoHandler handler;
     private IoRegistration registration;
-    private UcpListener listener;
-    private InetSocketAddress local;
-    private boolean open = true;
+    private volatile UcpListener listener;
+    private volatile InetSocketAddress local;
+    private volatile boolean open = true;
     private boolean readRequested;
     private boolean queued;
 
@@ -50,8 +49,13 @@ public final class UcxServerSocketChannel extends AbstractServerChannel {
     }
 
     @Override
-    public ChannelConfig config() {
+    public UcxServerSocketChannelConfig config() {
         return config;
+    }
+
+    @Override
+    public InetSocketAddress remoteAddress() {
+        return null;
     }
 
     @Override
@@ -187,53 +191,6 @@ public final class UcxServerSocketChannel extends AbstractServerChannel {
         @Override
         public void close() {
             close(voidPromise());
-        }
-    }
-
-    /** Server options: the common ones, and socket options kept for compatibility. */
-    private static final class ServerConfig extends DefaultChannelConfig {
-        private volatile int backlog = 128;
-        private volatile boolean reuseAddress = true;
-        private volatile int receiveBufferSize;
-
-        ServerConfig(UcxServerSocketChannel channel) {
-            super(channel);
-        }
-
-        @Override
-        public Map<ChannelOption<?>, Object> getOptions() {
-            return getOptions(super.getOptions(), ChannelOption.SO_BACKLOG, ChannelOption.SO_REUSEADDR,
-                    ChannelOption.SO_RCVBUF);
-        }
-
-        @Override
-        @SuppressWarnings("unchecked")
-        public <T> T getOption(ChannelOption<T> option) {
-            if (option == ChannelOption.SO_BACKLOG) {
-                return (T) Integer.valueOf(backlog);
-            }
-            if (option == ChannelOption.SO_REUSEADDR) {
-                return (T) Boolean.valueOf(reuseAddress);
-            }
-            if (option == ChannelOption.SO_RCVBUF) {
-                return (T) Integer.valueOf(receiveBufferSize);
-            }
-            return super.getOption(option);
-        }
-
-        @Override
-        public <T> boolean setOption(ChannelOption<T> option, T value) {
-            validate(option, value);
-            if (option == ChannelOption.SO_BACKLOG) {
-                backlog = (Integer) value;
-            } else if (option == ChannelOption.SO_REUSEADDR) {
-                reuseAddress = (Boolean) value;
-            } else if (option == ChannelOption.SO_RCVBUF) {
-                receiveBufferSize = (Integer) value;
-            } else {
-                return super.setOption(option, value);
-            }
-            return true;
         }
     }
 }

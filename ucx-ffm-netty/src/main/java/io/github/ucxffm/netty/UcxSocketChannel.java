@@ -21,7 +21,8 @@ import io.netty.channel.IoEventLoop;
 import io.netty.channel.IoRegistration;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.ChannelInputShutdownReadComplete;
-import io.netty.channel.socket.DuplexChannel;
+import io.netty.channel.socket.ServerSocketChannel;
+import io.netty.channel.socket.SocketChannel;
 import io.netty.util.collection.LongObjectHashMap;
 import io.netty.util.concurrent.Future;
 import io.netty.util.internal.StringUtil;
@@ -40,7 +41,8 @@ import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A byte-stream channel over a UCX endpoint, the UCX counterpart of a TCP socket channel: made by a
+ * A byte-stream channel over a UCX endpoint, the UCX counterpart of a TCP socket channel (a Netty
+ * {@link SocketChannel}, so that code written for TCP channels takes it as it is): made by a
  * {@code Bootstrap} with {@code channel(UcxSocketChannel.class)} on a group of {@link UcxIoHandler} loops, or
  * accepted by a {@link UcxServerSocketChannel}. Writes ({@code ByteBuf}s) arrive at the peer in order, as written;
  * message boundaries are not kept, as with TCP. See the package comment for the protocol.
@@ -52,7 +54,7 @@ import java.util.concurrent.TimeUnit;
  * <p>
  * <b>Threads.</b> As any Netty channel: its event loop runs it; the counters may be read from any thread.
  */
-public final class UcxSocketChannel extends AbstractChannel implements DuplexChannel {
+public final class UcxSocketChannel extends AbstractChannel implements SocketChannel {
 
     private static final ChannelMetadata METADATA = new ChannelMetadata(false, 16);
     private static final int MAX_IOV = 64;
@@ -67,14 +69,15 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
 
     private UcxIoHandler handler;
     private IoRegistration registration;
-    private UcpEndpoint ep;
+    // Written on the loop only; volatile where Netty's state queries (isActive, isOpen...) read them from any thread.
+    private volatile UcpEndpoint ep;
     private int localId;
     private int peerId;
-    private boolean open = true;
+    private volatile boolean open = true;
     /** The hello exchange is done: the peer's id and window are known. */
-    private boolean connected;
-    private boolean inputShutdown;
-    private boolean outputShutdown;
+    private volatile boolean connected;
+    private volatile boolean inputShutdown;
+    private volatile boolean outputShutdown;
     private boolean eosSent;
     /** The peer said it closes: the failure of its endpoint that follows is no error. */
     private boolean peerClosing;
@@ -90,7 +93,8 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
     private long seqIn;
     private long consumedUnacked;
     private int window;
-    private final ArrayDeque<Inbound> inOrder = new ArrayDeque<>();
+    /** What the pipeline gets next, in order: a {@code ByteBuf} (plain data), or an {@link Inbound} (flagged). */
+    private final ArrayDeque<Object> inOrder = new ArrayDeque<>();
     private LongObjectHashMap<Inbound> early;
 
     private ChannelPromise connectPromise;
@@ -123,6 +127,11 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
     @Override
     public UcxSocketChannelConfig config() {
         return config;
+    }
+
+    @Override
+    public ServerSocketChannel parent() {
+        return (ServerSocketChannel) super.parent();
     }
 
     @Override
@@ -251,6 +260,9 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
             return;
         }
         inputShutdown = true;
+        if (handler != null) {
+            handler.markReady(ready); // drop what waits, and credit it
+        }
         promise.setSuccess();
     }
 
@@ -388,8 +400,12 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
     }
 
     private void releaseInbound() {
-        for (Inbound x; (x = inOrder.poll()) != null; ) {
-            x.releaseBuffer();
+        for (Object x; (x = inOrder.poll()) != null; ) {
+            if (x instanceof ByteBuf b) {
+                b.release();
+            } else {
+                ((Inbound) x).releaseBuffer();
+            }
         }
         if (early != null) {
             for (Inbound x : early.values()) {
@@ -426,9 +442,11 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
     @Override
     protected Object filterOutboundMessage(Object msg) {
         if (msg instanceof ByteBuf buf) {
-            if (buf.isDirect() && (buf.hasMemoryAddress() || buf.nioBufferCount() > 0)) {
-                return buf;
+            int pieces = buf.nioBufferCount();
+            if (buf.isDirect() && (buf.hasMemoryAddress() || (pieces > 0 && pieces <= MAX_IOV))) {
+                return buf; // sent from where it is
             }
+            // heap memory, or a composite of more pieces than one message gathers: copied once
             int n = buf.readableBytes();
             ByteBuf direct = alloc().directBuffer(n);
             direct.writeBytes(buf, buf.readerIndex(), n);
@@ -463,24 +481,30 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
     private void sendData(Collector c) throws IOException {
         ByteBuf header = alloc().directBuffer(Wire.DATA_HEADER);
         header.writeIntLE(peerId).writeIntLE(0).writeLongLE(seqOut);
-        SendOp op = new SendOp(header, Arrays.copyOf(c.bufs, c.count));
         long token;
         try {
             MemorySegment h = Wire.segment(header, 0, Wire.DATA_HEADER);
             token = c.segmentCount == 1 ? ep.sendAm(Wire.AM_DATA, h, c.segments[0], 0, c.total, 0)
                     : ep.sendAm(Wire.AM_DATA, h, Arrays.copyOf(c.segments, c.segmentCount), 0);
         } catch (RuntimeException e) {
-            op.abandon();
+            header.release();
+            c.releaseAll();
             throw new IOException("UCX send failed on " + this + ": " + e.getMessage(), e);
-        } finally {
-            c.clear();
         }
         seqOut++;
         sendCredit -= c.total;
         bytesSent += c.total;
         messagesSent++;
         UcxTransportStats.sent(c.total);
-        submitted(op, token);
+        if (token == UcpWorker.COMPLETED) {
+            header.release(); // done at once (eager, copied by UCX): nothing to keep
+            c.releaseAll();
+        } else {
+            SendOp op = new SendOp(header, Arrays.copyOf(c.bufs, c.count));
+            op.token = token;
+            handler.addOp(op);
+        }
+        c.clear();
     }
 
     private void submitted(UcxIoHandler.Op op, long token) {
@@ -542,6 +566,16 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
         void clear() {
             Arrays.fill(bufs, 0, count, null);
             Arrays.fill(segments, 0, segmentCount, null);
+            count = 0;
+            segmentCount = 0;
+        }
+
+        /** Gives back the references taken for a send that is over (or never started). */
+        void releaseAll() {
+            for (int i = 0; i < count; i++) {
+                bufs[i].release();
+            }
+            clear();
         }
 
         @Override
@@ -653,38 +687,56 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
         if ((flags & Wire.FLAG_CLOSING) != 0) {
             peerClosing = true;
         }
-        Inbound in = new Inbound(seq, flags);
         long length = m.dataLength();
-        if (length > 0) {
-            int len = (int) length;
-            bytesReceived += len;
-            messagesReceived++;
-            UcxTransportStats.received(len);
-            ByteBuf buf = config.getAllocator().directBuffer(len, len);
-            in.buf = buf;
-            in.length = len;
-            if (m.isRendezvous()) {
-                UcxTransportStats.rendezvous();
-                UcpAmData data = m.keep();
-                long token;
-                try {
-                    token = data.receive(Wire.segment(buf, 0, len), 0);
-                } catch (RuntimeException e) {
-                    in.releaseBuffer();
-                    throw e;
-                }
-                if (token == UcpWorker.COMPLETED) {
-                    in.finish();
-                } else {
-                    in.token = token;
-                    handler.addOp(in);
-                }
-            } else {
-                MemorySegment.copy(m.data(), 0, Wire.segment(buf, 0, len), 0, len);
-                in.finish();
-            }
-        } else {
+        if (length == 0) {
+            Inbound in = new Inbound(seq, flags);
             in.done = true;
+            arrived(in);
+            return;
+        }
+        int len = (int) length;
+        bytesReceived += len;
+        messagesReceived++;
+        UcxTransportStats.received(len);
+        ByteBuf buf = config.getAllocator().directBuffer(len, len);
+        if (m.isRendezvous()) {
+            receiveRendezvous(m, buf, len, flags, seq);
+            return;
+        }
+        MemorySegment.copy(m.data(), 0, Wire.segment(buf, 0, len), 0, len);
+        buf.writerIndex(len);
+        if (flags == 0 && seq == seqIn && (early == null || early.isEmpty())) {
+            inOrder.add(buf); // the usual case, in order with nothing held back: the buffer alone, no record
+            seqIn++;
+            handler.markReady(ready);
+            return;
+        }
+        Inbound in = new Inbound(seq, flags);
+        in.buf = buf;
+        in.length = len;
+        in.done = true;
+        arrived(in);
+    }
+
+    /** Fetches a rendezvous message straight into {@code buf}; it takes its place in order when complete. */
+    private void receiveRendezvous(UcpAmMessage m, ByteBuf buf, int len, int flags, long seq) {
+        UcxTransportStats.rendezvous();
+        Inbound in = new Inbound(seq, flags);
+        in.buf = buf;
+        in.length = len;
+        UcpAmData data = m.keep();
+        long token;
+        try {
+            token = data.receive(Wire.segment(buf, 0, len), 0);
+        } catch (RuntimeException e) {
+            in.releaseBuffer();
+            throw e;
+        }
+        if (token == UcpWorker.COMPLETED) {
+            in.finish();
+        } else {
+            in.token = token;
+            handler.addOp(in);
         }
         arrived(in);
     }
@@ -786,8 +838,9 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
             }
             ((UcxUnsafe) unsafe()).resumeWrites();
         }
-        if (open && (connected || accepted) && (readRequested || config.isAutoRead())) {
-            deliver(); // a client passes nothing up before its connect completed (channelActive)
+        if (open && (connected || accepted) && (readRequested || config.isAutoRead() || inputShutdown)) {
+            deliver(); // a client passes nothing up before its connect completed (channelActive); after
+                       // shutdownInput what comes is dropped (and credited) whether the application reads or not
         }
         if (open && failure != null && !failureHandled) {
             failureHandled = true;
@@ -844,12 +897,21 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
         boolean any = false;
         long consumed = 0;
         for (int i = 0; i < MESSAGES_PER_READ && open; i++) {
-            Inbound x = inOrder.poll();
-            if (x == null) {
+            Object next = inOrder.poll();
+            if (next == null) {
                 break;
             }
-            ByteBuf b = x.buf;
-            x.buf = null;
+            ByteBuf b;
+            int flags;
+            if (next instanceof ByteBuf plain) {
+                b = plain;
+                flags = 0;
+            } else {
+                Inbound x = (Inbound) next;
+                b = x.buf;
+                x.buf = null;
+                flags = x.flags;
+            }
             if (b != null) {
                 consumed += b.readableBytes();
                 if (inputShutdown) {
@@ -859,7 +921,7 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
                     p.fireChannelRead(b);
                 }
             }
-            if ((x.flags & Wire.FLAG_EOS) != 0) {
+            if ((flags & Wire.FLAG_EOS) != 0) {
                 if (any) {
                     readRequested = false;
                     p.fireChannelReadComplete();
@@ -878,7 +940,7 @@ public final class UcxSocketChannel extends AbstractChannel implements DuplexCha
             }
             p.fireChannelReadComplete();
         }
-        if (open && !inOrder.isEmpty() && (readRequested || config.isAutoRead())) {
+        if (open && !inOrder.isEmpty() && (readRequested || config.isAutoRead() || inputShutdown)) {
             handler.markReady(ready);
         }
     }

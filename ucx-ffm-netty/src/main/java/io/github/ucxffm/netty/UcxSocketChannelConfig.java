@@ -6,21 +6,27 @@ import io.netty.channel.DefaultChannelConfig;
 import io.netty.channel.MessageSizeEstimator;
 import io.netty.channel.RecvByteBufAllocator;
 import io.netty.channel.WriteBufferWaterMark;
-import io.netty.channel.socket.DuplexChannelConfig;
+import io.netty.channel.socket.SocketChannelConfig;
 
 import java.util.Map;
 
 /**
  * The configuration of a {@link UcxSocketChannel}: Netty's common options, {@code ALLOW_HALF_CLOSURE}, and the
  * socket options a TCP application sets. {@code SO_RCVBUF} (before connecting) is the channel's receive window;
- * {@code SO_SNDBUF} and {@code TCP_NODELAY} are kept and reported but change nothing (UCX sends each flush at once).
+ * {@code SO_SNDBUF}, {@code TCP_NODELAY}, {@code SO_LINGER}, {@code SO_KEEPALIVE}, {@code IP_TOS} and
+ * {@code SO_REUSEADDR} are kept and reported but change nothing: UCX sends each flush at once, and its TCP
+ * transport has settings of its own ({@code UCX_TCP_*}).
  */
-public final class UcxSocketChannelConfig extends DefaultChannelConfig implements DuplexChannelConfig {
+public final class UcxSocketChannelConfig extends DefaultChannelConfig implements SocketChannelConfig {
 
     private volatile boolean allowHalfClosure;
     private volatile int receiveBufferSize;
     private volatile int sendBufferSize;
     private volatile boolean tcpNoDelay = true;
+    private volatile int soLinger = -1;
+    private volatile boolean keepAlive;
+    private volatile int trafficClass;
+    private volatile boolean reuseAddress;
 
     UcxSocketChannelConfig(UcxSocketChannel channel) {
         super(channel);
@@ -29,7 +35,8 @@ public final class UcxSocketChannelConfig extends DefaultChannelConfig implement
     @Override
     public Map<ChannelOption<?>, Object> getOptions() {
         return getOptions(super.getOptions(), ChannelOption.ALLOW_HALF_CLOSURE, ChannelOption.SO_RCVBUF,
-                ChannelOption.SO_SNDBUF, ChannelOption.TCP_NODELAY);
+                ChannelOption.SO_SNDBUF, ChannelOption.TCP_NODELAY, ChannelOption.SO_LINGER,
+                ChannelOption.SO_KEEPALIVE, ChannelOption.IP_TOS, ChannelOption.SO_REUSEADDR);
     }
 
     @Override
@@ -47,6 +54,18 @@ public final class UcxSocketChannelConfig extends DefaultChannelConfig implement
         if (option == ChannelOption.TCP_NODELAY) {
             return (T) Boolean.valueOf(tcpNoDelay);
         }
+        if (option == ChannelOption.SO_LINGER) {
+            return (T) Integer.valueOf(soLinger);
+        }
+        if (option == ChannelOption.SO_KEEPALIVE) {
+            return (T) Boolean.valueOf(keepAlive);
+        }
+        if (option == ChannelOption.IP_TOS) {
+            return (T) Integer.valueOf(trafficClass);
+        }
+        if (option == ChannelOption.SO_REUSEADDR) {
+            return (T) Boolean.valueOf(reuseAddress);
+        }
         return super.getOption(option);
     }
 
@@ -61,6 +80,14 @@ public final class UcxSocketChannelConfig extends DefaultChannelConfig implement
             setSendBufferSize((Integer) value);
         } else if (option == ChannelOption.TCP_NODELAY) {
             setTcpNoDelay((Boolean) value);
+        } else if (option == ChannelOption.SO_LINGER) {
+            setSoLinger((Integer) value);
+        } else if (option == ChannelOption.SO_KEEPALIVE) {
+            setKeepAlive((Boolean) value);
+        } else if (option == ChannelOption.IP_TOS) {
+            setTrafficClass((Integer) value);
+        } else if (option == ChannelOption.SO_REUSEADDR) {
+            setReuseAddress((Boolean) value);
         } else {
             return super.setOption(option, value);
         }
@@ -83,6 +110,7 @@ public final class UcxSocketChannelConfig extends DefaultChannelConfig implement
      *
      * @return bytes
      */
+    @Override
     public int getReceiveBufferSize() {
         return receiveBufferSize;
     }
@@ -93,6 +121,7 @@ public final class UcxSocketChannelConfig extends DefaultChannelConfig implement
      * @param bytes the window, 0 for the transport's; below 4096 counts as 4096
      * @return this config
      */
+    @Override
     public UcxSocketChannelConfig setReceiveBufferSize(int bytes) {
         if (bytes < 0) {
             throw new IllegalArgumentException("SO_RCVBUF must not be negative: " + bytes);
@@ -106,6 +135,7 @@ public final class UcxSocketChannelConfig extends DefaultChannelConfig implement
      *
      * @return bytes
      */
+    @Override
     public int getSendBufferSize() {
         return sendBufferSize;
     }
@@ -116,6 +146,7 @@ public final class UcxSocketChannelConfig extends DefaultChannelConfig implement
      * @param bytes the value
      * @return this config
      */
+    @Override
     public UcxSocketChannelConfig setSendBufferSize(int bytes) {
         this.sendBufferSize = bytes;
         return this;
@@ -126,6 +157,7 @@ public final class UcxSocketChannelConfig extends DefaultChannelConfig implement
      *
      * @return the value
      */
+    @Override
     public boolean isTcpNoDelay() {
         return tcpNoDelay;
     }
@@ -136,8 +168,64 @@ public final class UcxSocketChannelConfig extends DefaultChannelConfig implement
      * @param noDelay the value
      * @return this config
      */
+    @Override
     public UcxSocketChannelConfig setTcpNoDelay(boolean noDelay) {
         this.tcpNoDelay = noDelay;
+        return this;
+    }
+
+    @Override
+    public int getSoLinger() {
+        return soLinger;
+    }
+
+    @Override
+    public UcxSocketChannelConfig setSoLinger(int soLinger) {
+        this.soLinger = soLinger;
+        return this;
+    }
+
+    @Override
+    public boolean isKeepAlive() {
+        return keepAlive;
+    }
+
+    @Override
+    public UcxSocketChannelConfig setKeepAlive(boolean keepAlive) {
+        this.keepAlive = keepAlive;
+        return this;
+    }
+
+    @Override
+    public int getTrafficClass() {
+        return trafficClass;
+    }
+
+    @Override
+    public UcxSocketChannelConfig setTrafficClass(int trafficClass) {
+        this.trafficClass = trafficClass;
+        return this;
+    }
+
+    @Override
+    public boolean isReuseAddress() {
+        return reuseAddress;
+    }
+
+    @Override
+    public UcxSocketChannelConfig setReuseAddress(boolean reuseAddress) {
+        this.reuseAddress = reuseAddress;
+        return this;
+    }
+
+    @Override
+    public UcxSocketChannelConfig setPerformancePreferences(int connectionTime, int latency, int bandwidth) {
+        return this;
+    }
+
+    @Override
+    public UcxSocketChannelConfig setConnectTimeoutMillis(int connectTimeoutMillis) {
+        super.setConnectTimeoutMillis(connectTimeoutMillis);
         return this;
     }
 

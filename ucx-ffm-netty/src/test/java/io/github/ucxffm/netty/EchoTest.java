@@ -1,6 +1,7 @@
 package io.github.ucxffm.netty;
 
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.CompositeByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
@@ -9,7 +10,9 @@ import io.netty.channel.EventLoopGroup;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -180,6 +183,53 @@ class EchoTest extends UcxTestBase {
         }
         assertEquals(payload.length, expect.done.get(40, TimeUnit.SECONDS));
         assertTrue(((UcxSocketChannel) client).messagesSent() > 1);
+        client.close().sync();
+        server.close().sync();
+    }
+
+    @Test
+    void shouldKeepConcurrentConnectionsApart() throws Exception {
+        // Eight connections over two loops: messages find their channel by connection id, none crosses over.
+        EventLoopGroup group = group(2, TCP);
+        UcxServerSocketChannel server = server(group, group, ch -> ch.pipeline().addLast(new Echo()), null);
+        List<Expect> expects = new ArrayList<>();
+        List<Channel> clients = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            byte[] payload = pattern(50_000 + i * 1000, 100 + i);
+            Expect expect = new Expect(payload);
+            Channel client = client(group, ch -> ch.pipeline().addLast(expect)).connect(server.localAddress()).sync()
+                    .channel();
+            expects.add(expect);
+            clients.add(client);
+            client.writeAndFlush(client.alloc().directBuffer(payload.length).writeBytes(payload));
+        }
+        for (int i = 0; i < 8; i++) {
+            assertEquals(expects.get(i).expected.length, expects.get(i).done.get(30, TimeUnit.SECONDS));
+            clients.get(i).close().sync();
+        }
+        server.close().sync();
+    }
+
+    @Test
+    void shouldSendCompositeBuffersGatheredOrCopied() throws Exception {
+        byte[] payload = pattern(64_000, 9);
+        EventLoopGroup group = group(2, TCP);
+        UcxServerSocketChannel server = server(group, group, ch -> ch.pipeline().addLast(new Echo()), null);
+        Expect expect = new Expect(payload);
+        Channel client = client(group, ch -> ch.pipeline().addLast(expect)).connect(server.localAddress()).sync()
+                .channel();
+        // Three direct pieces (gathered as they are), then 100 pieces (more than one message gathers: copied).
+        CompositeByteBuf few = client.alloc().compositeDirectBuffer();
+        for (int off = 0; off < 24_000; off += 8_000) {
+            few.addComponent(true, client.alloc().directBuffer(8_000).writeBytes(payload, off, 8_000));
+        }
+        CompositeByteBuf many = client.alloc().compositeDirectBuffer(128);
+        for (int off = 24_000; off < 64_000; off += 400) {
+            many.addComponent(true, client.alloc().directBuffer(400).writeBytes(payload, off, 400));
+        }
+        client.write(few);
+        client.writeAndFlush(many);
+        assertEquals(payload.length, expect.done.get(30, TimeUnit.SECONDS));
         client.close().sync();
         server.close().sync();
     }

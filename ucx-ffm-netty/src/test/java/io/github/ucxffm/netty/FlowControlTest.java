@@ -103,4 +103,33 @@ class FlowControlTest extends UcxTestBase {
         client.close().sync();
         server.close().sync();
     }
+
+    @Test
+    void shouldTakeTheReceiveWindowFromSoRcvbuf() throws Exception {
+        int rcvbuf = 32 << 10;
+        EventLoopGroup group = group(2, UcxTransportConfig.builder().config("TLS", "tcp,self").maxMessageBytes(CHUNK)
+                .build());
+        AtomicReference<Channel> accepted = new AtomicReference<>();
+        CountDownLatch acceptedLatch = new CountDownLatch(1);
+        UcxServerSocketChannel server = server(group, group, ch -> {
+            accepted.set(ch);
+            ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                @Override
+                public void channelActive(ChannelHandlerContext ctx) {
+                    acceptedLatch.countDown();
+                }
+            });
+        }, b -> b.childOption(ChannelOption.AUTO_READ, false).childOption(ChannelOption.SO_RCVBUF, rcvbuf));
+        Channel client = client(group, ch -> { }).connect(server.localAddress()).sync().channel();
+        assertTrue(acceptedLatch.await(10, TimeUnit.SECONDS));
+        for (int i = 0; i < 16; i++) {
+            client.write(client.alloc().directBuffer(CHUNK).writeZero(CHUNK));
+        }
+        client.flush();
+        Thread.sleep(500);
+        assertEquals(rcvbuf, ((UcxSocketChannel) client).bytesSent(), "the accepted channel's SO_RCVBUF is its window");
+        assertEquals(rcvbuf, accepted.get().config().getOption(ChannelOption.SO_RCVBUF));
+        client.close().sync();
+        server.close().sync();
+    }
 }

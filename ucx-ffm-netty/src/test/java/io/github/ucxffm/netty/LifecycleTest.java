@@ -11,6 +11,7 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.ChannelInputShutdownReadComplete;
+import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -278,5 +279,86 @@ class LifecycleTest extends UcxTestBase {
                 .bind(first.localAddress()).get());
         assertInstanceOf(java.net.BindException.class, e.getCause());
         first.close().sync();
+    }
+
+    @Test
+    void shouldReportAPeerProcessKilledAsIOExceptionThenInactive() throws Exception {
+        try (ChildProcess peer = ChildProcess.java(EchoServerMain.class).name("echo server").start()) {
+            int port = Integer.parseInt(peer.expect("PORT ", 30));
+            EventLoopGroup group = group(1, TCP);
+            Recorder clientSide = new Recorder();
+            Channel client = client(group, ch -> ch.pipeline().addLast(clientSide))
+                    .connect(new InetSocketAddress(LOOPBACK, port)).sync().channel();
+            client.writeAndFlush(ascii(client, "are you there")).sync();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (!clientSide.text().equals("are you there") && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertEquals("are you there", clientSide.text(), "the peer process echoes");
+            peer.kill(); // SIGKILL: no close, no goodbye
+            clientSide.inactive.get(40, TimeUnit.SECONDS);
+            assertInstanceOf(IOException.class, clientSide.error.get(), () -> String.valueOf(clientSide.error.get()));
+            assertEquals(List.of("active", "exception:IOException", "inactive"), clientSide.events);
+        }
+    }
+
+    @Test
+    void shouldBehaveAsNettySocketChannelsForApplicationsWrittenForTcp() throws Exception {
+        EventLoopGroup group = group(2, TCP);
+        UcxServerSocketChannel server = server(group, group, ch -> { },
+                b -> b.option(ChannelOption.SO_BACKLOG, 64).childOption(ChannelOption.TCP_NODELAY, false));
+        assertInstanceOf(io.netty.channel.socket.ServerSocketChannel.class, server);
+        assertEquals(64, server.config().getBacklog());
+        CompletableFuture<io.netty.channel.socket.SocketChannel> child = new CompletableFuture<>();
+        server.pipeline().addFirst(new ChannelInboundHandlerAdapter() {
+            @Override
+            public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                child.complete((io.netty.channel.socket.SocketChannel) msg);
+                ctx.fireChannelRead(msg);
+            }
+        });
+        io.netty.channel.socket.SocketChannel client = (io.netty.channel.socket.SocketChannel) client(group,
+                ch -> { }).option(ChannelOption.SO_LINGER, 0).option(ChannelOption.SO_KEEPALIVE, true)
+                .connect(server.localAddress()).sync().channel();
+        assertEquals(0, client.config().getSoLinger());
+        assertTrue(client.config().isKeepAlive());
+        assertTrue(client.config().isTcpNoDelay(), "the default, as Netty's TCP channels have it");
+        io.netty.channel.socket.SocketChannel accepted = child.get(10, TimeUnit.SECONDS);
+        assertEquals(server, accepted.parent());
+        assertFalse(accepted.config().isTcpNoDelay(), "childOption reaches the accepted channel");
+        assertEquals(server.localAddress(), accepted.localAddress());
+        assertEquals(LOOPBACK, accepted.remoteAddress().getAddress());
+        assertEquals(server.localAddress(), client.remoteAddress());
+        client.close().sync();
+        server.close().sync();
+    }
+
+    @Test
+    void shouldDropButCreditWhatArrivesAfterShutdownInput() throws Exception {
+        UcxTransportConfig small = UcxTransportConfig.builder().config("TLS", "tcp,self").windowBytes(16 << 10)
+                .maxMessageBytes(4 << 10).build();
+        EventLoopGroup group = group(2, small);
+        Recorder serverSide = new Recorder();
+        CountDownLatch shut = new CountDownLatch(1);
+        UcxServerSocketChannel server = server(group, group, ch -> ch.pipeline().addLast(serverSide)
+                .addLast(new ChannelInboundHandlerAdapter() {
+                    @Override
+                    public void channelActive(ChannelHandlerContext ctx) {
+                        ((UcxSocketChannel) ctx.channel()).shutdownInput().addListener(f -> shut.countDown());
+                    }
+                }), b -> b.childOption(ChannelOption.AUTO_READ, false)); // not reading, and yet not holding back
+        UcxSocketChannel client = (UcxSocketChannel) client(group, ch -> { }).connect(server.localAddress()).sync()
+                .channel();
+        assertTrue(shut.await(10, TimeUnit.SECONDS));
+        int total = 64 << 10; // four windows: goes through only if the dropped bytes are credited
+        client.writeAndFlush(client.alloc().directBuffer(total).writeZero(total)).sync();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (client.bytesSent() < total && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertEquals(total, client.bytesSent());
+        assertEquals("", serverSide.text(), "nothing reaches a pipeline whose input is shut");
+        client.close().sync();
+        server.close().sync();
     }
 }
