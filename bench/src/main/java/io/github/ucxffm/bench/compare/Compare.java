@@ -7,6 +7,7 @@ import io.github.ucxffm.bench.compare.CompareResults.Section;
 import io.github.ucxffm.bench.perftest.PerfFinal;
 import io.github.ucxffm.bench.perftest.PerfRunner;
 import io.github.ucxffm.bench.perftest.PerfTestType;
+import io.github.ucxffm.bench.plot.LogPanel;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -273,26 +274,9 @@ public final class Compare {
             return n;
         }
 
-        /** {@code 8}, {@code 4k}, {@code 64KiB}, {@code 1m}... */
+        /** {@code 8}, {@code 4k}, {@code 64KiB}, {@code 1m}... ({@link CompareResults#parseSize}). */
         static long size(String v) {
-            String s = v.toLowerCase(Locale.ROOT).replace("ib", "").replace("b", "");
-            long unit = 1;
-            if (s.endsWith("k")) {
-                unit = 1024;
-                s = s.substring(0, s.length() - 1);
-            } else if (s.endsWith("m")) {
-                unit = 1024 * 1024;
-                s = s.substring(0, s.length() - 1);
-            }
-            try {
-                long n = Long.parseLong(s.trim()) * unit;
-                if (n <= 0) {
-                    throw new NumberFormatException();
-                }
-                return n;
-            } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("not a message size: '" + v + "'");
-            }
+            return CompareResults.parseSize(v);
         }
 
         /** The {@code UCX_TLS} a transport name runs with. */
@@ -429,7 +413,10 @@ public final class Compare {
         Path dir = options.out().resolve("compare-" + stamp);
         Path logs = dir.resolve("logs");
         Files.createDirectories(logs);
-        String environment = Environment.describe(options.nativeCmd());
+        Map<String, String> implementations = new LinkedHashMap<>();
+        implementations.put("native", options.nativeCmd());
+        implementations.put("jucx", "org.openucx:jucx 1.15.0");
+        String environment = Environment.describe(implementations);
         out.println(environment);
         List<Job> jobs = plan(options);
         out.println("bench compare: " + jobs.size() + " runs into " + dir);
@@ -471,12 +458,7 @@ public final class Compare {
         String after = String.format(Locale.ROOT, "finished after %.1f min; load average %s", minutes,
                 Environment.loadAverage());
         Files.writeString(dir.resolve("environment.txt"), environment + "\n" + after + "\n", StandardCharsets.UTF_8);
-        try {
-            ComparePlot.write(results, dir.resolve("compare.png"));
-        } catch (RuntimeException | Error e) {
-            err.println("bench compare: no plot (" + e + "); fonts for java.awt may be missing "
-                    + "(Debian: apt-get install fontconfig fonts-dejavu-core)");
-        }
+        LogPanel.writeOrTell("bench compare", () -> ComparePlot.render(results), dir.resolve("compare.png"), err);
         out.println();
         out.println(after);
         out.println("results: " + dir);
@@ -880,82 +862,5 @@ public final class Compare {
             }
         }
         return false;
-    }
-
-    /** What the results were measured on. */
-    static final class Environment {
-        private Environment() {
-        }
-
-        static String describe(String nativeCmd) {
-            Map<String, String> m = new LinkedHashMap<>();
-            m.put("date", LocalDateTime.now().toString());
-            m.put("cpu", cpuModel() + ", " + Runtime.getRuntime().availableProcessors() + " cores");
-            m.put("kernel", System.getProperty("os.name") + " " + System.getProperty("os.version"));
-            m.put("system", system()); // in a release's root (--release), that release's
-            m.put("jdk", System.getProperty("java.vm.name") + " " + System.getProperty("java.runtime.version"));
-            m.put("ucx", ucxVersion());
-            m.put("native", nativeCmd);
-            m.put("jucx", "org.openucx:jucx 1.15.0");
-            m.put("load average", loadAverage());
-            StringBuilder b = new StringBuilder();
-            m.forEach((k, v) -> b.append(String.format(Locale.ROOT, "%-13s %s%n", k + ":", v)));
-            return b.toString().stripTrailing();
-        }
-
-        static String loadAverage() {
-            try {
-                String[] f = Files.readString(Path.of("/proc/loadavg")).trim().split("\\s+");
-                return f[0] + " " + f[1] + " " + f[2];
-            } catch (IOException | RuntimeException e) {
-                return "unknown";
-            }
-        }
-
-        private static String cpuModel() {
-            try {
-                for (String line : Files.readAllLines(Path.of("/proc/cpuinfo"))) {
-                    if (line.startsWith("model name")) {
-                        return line.substring(line.indexOf(':') + 1).trim();
-                    }
-                }
-            } catch (IOException | RuntimeException e) {
-                // fall through
-            }
-            return System.getProperty("os.arch");
-        }
-
-        /** The distribution: {@code PRETTY_NAME} of {@code /etc/os-release}. */
-        private static String system() {
-            try {
-                for (String line : Files.readAllLines(Path.of("/etc/os-release"))) {
-                    if (line.startsWith("PRETTY_NAME=")) {
-                        return line.substring(line.indexOf('=') + 1).replace("\"", "").trim();
-                    }
-                }
-            } catch (IOException | RuntimeException e) {
-                // fall through
-            }
-            return "unknown";
-        }
-
-        private static String ucxVersion() {
-            try {
-                Process p = new ProcessBuilder("ucx_info", "-v").redirectErrorStream(true).start();
-                String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-                p.waitFor(10, TimeUnit.SECONDS);
-                for (String line : text.split("\\R")) {
-                    if (line.contains("Version") || line.contains("version")) {
-                        return line.replace("#", "").trim();
-                    }
-                }
-                return "unknown";
-            } catch (IOException e) {
-                return "unknown (no ucx_info)";
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return "unknown";
-            }
-        }
     }
 }

@@ -440,6 +440,34 @@ public final class CompareResults {
     }
 
     /**
+     * A message size as written on a command line: {@code 8}, {@code 4k}, {@code 64KiB}, {@code 1m}, {@code 1MiB}.
+     *
+     * @param v the text
+     * @return bytes, positive
+     * @throws IllegalArgumentException naming the text when it is not such a size
+     */
+    public static long parseSize(String v) {
+        String s = v.toLowerCase(Locale.ROOT).replace("ib", "").replace("b", "");
+        long unit = 1;
+        if (s.endsWith("k")) {
+            unit = 1024;
+            s = s.substring(0, s.length() - 1);
+        } else if (s.endsWith("m")) {
+            unit = 1024 * 1024;
+            s = s.substring(0, s.length() - 1);
+        }
+        try {
+            long n = Math.multiplyExact(Long.parseLong(s.trim()), unit);
+            if (n <= 0) {
+                throw new NumberFormatException();
+            }
+            return n;
+        } catch (NumberFormatException | ArithmeticException e) {
+            throw new IllegalArgumentException("not a message size: '" + v + "'");
+        }
+    }
+
+    /**
      * A size as the table shows it: {@code 8 B}, {@code 4 KiB}, {@code 1 MiB}.
      *
      * @param size bytes

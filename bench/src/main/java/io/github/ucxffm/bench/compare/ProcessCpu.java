@@ -13,10 +13,10 @@ import java.util.concurrent.TimeUnit;
  * ({@code /proc/PID/stat}), and {@code cutime + cstime} of this one, which grows by the whole CPU time of each child
  * when it is reaped, so that a child's total is exact even after it exited.
  */
-final class ProcessCpu {
+public final class ProcessCpu {
 
     /** Clock ticks per second of the {@code /proc} times ({@code getconf CLK_TCK}; 100 where it does not answer). */
-    static final long TICKS = clockTicks();
+    public static final long TICKS = clockTicks();
 
     private ProcessCpu() {
     }
@@ -76,7 +76,7 @@ final class ProcessCpu {
      * @param pid the process
      * @return seconds, or {@link Double#NaN} if it cannot be read (gone, not Linux)
      */
-    static double seconds(long pid) {
+    public static double seconds(long pid) {
         try {
             return (double) ownTicks(Files.readString(Path.of("/proc/" + pid + "/stat"))) / TICKS;
         } catch (IOException | RuntimeException e) {

@@ -112,6 +112,8 @@ public final class UctPerfTest extends PerfRunner {
     private long capFlags;
     private String tl;
     private String dev;
+    /** Whether AM sends may be critical downcalls: not over {@code self}, which delivers inside the send. */
+    private boolean criticalAm;
 
     // the test
     private PerfTestType.Operation operation;
@@ -280,6 +282,7 @@ public final class UctPerfTest extends PerfRunner {
     private void open() {
         tl = params.transports();
         dev = params.device();
+        criticalAm = !"self".equals(tl);
         layout = params.effectiveLayout();
         MemorySegment count = arena.allocate(JAVA_INT);
         check(ucx_h.ucs_async_context_create(ucx_h.UCS_ASYNC_MODE_THREAD_SPINLOCK(), pointerOut),
@@ -629,12 +632,19 @@ public final class UctPerfTest extends PerfRunner {
         }
     }
 
-    /** One send of the test's operation and layout carrying {@code sn}; returns UCX's status. */
+    /**
+     * One send of the test's operation and layout carrying {@code sn}; returns UCX's status. Short and zcopy sends are
+     * critical downcalls ({@link UctInline.Critical}: the fence of a plain downcall's return would wait for every
+     * send's stores into the peer's memory); bcopy runs the Java pack callback, so it stays a plain call. AM sends
+     * over {@code self} stay plain too: {@code self} runs the handler, a Java upcall, inside the send.
+     */
     private byte sendOnce(long sn) {
         if (operation == PerfTestType.Operation.AM) {
             switch (layout) {
                 case SHORT -> {
-                    return UctInline.uct_ep_am_short(ep, AM_ID, sn, sendPayload, size - Long.BYTES);
+                    return criticalAm
+                            ? UctInline.Critical.uct_ep_am_short(ep, AM_ID, sn, sendPayload, size - Long.BYTES)
+                            : UctInline.uct_ep_am_short(ep, AM_ID, sn, sendPayload, size - Long.BYTES);
                 }
                 case BCOPY -> {
                     send.set(JAVA_LONG_UNALIGNED, 0, sn);
@@ -643,20 +653,22 @@ public final class UctPerfTest extends PerfRunner {
                 }
                 default -> {
                     send.set(JAVA_LONG_UNALIGNED, 0, sn);
-                    return UctInline.uct_ep_am_zcopy(ep, AM_ID, amHeader, Long.BYTES, iov, 1, 0, comp);
+                    return criticalAm
+                            ? UctInline.Critical.uct_ep_am_zcopy(ep, AM_ID, amHeader, Long.BYTES, iov, 1, 0, comp)
+                            : UctInline.uct_ep_am_zcopy(ep, AM_ID, amHeader, Long.BYTES, iov, 1, 0, comp);
                 }
             }
         }
         switch (layout) {
             case SHORT -> {
-                return UctInline.uct_ep_put_short(ep, send, size, remoteAddress, rkey);
+                return UctInline.Critical.uct_ep_put_short(ep, send, size, remoteAddress, rkey);
             }
             case BCOPY -> {
                 long packed = UctInline.uct_ep_put_bcopy(ep, packStub, MemorySegment.NULL, remoteAddress, rkey);
                 return packed >= 0 ? OK : (byte) packed;
             }
             default -> {
-                return UctInline.uct_ep_put_zcopy(ep, iov, 1, remoteAddress, rkey, comp);
+                return UctInline.Critical.uct_ep_put_zcopy(ep, iov, 1, remoteAddress, rkey, comp);
             }
         }
     }

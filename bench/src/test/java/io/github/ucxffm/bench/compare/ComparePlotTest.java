@@ -1,5 +1,6 @@
 package io.github.ucxffm.bench.compare;
 
+import io.github.ucxffm.bench.plot.Pixels;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -20,18 +21,6 @@ class ComparePlotTest {
         System.setProperty("java.awt.headless", "true");
     }
 
-    private static int countColor(BufferedImage img, int x0, int y0, int w, int h, int rgb) {
-        int n = 0;
-        for (int y = y0; y < y0 + h; y++) {
-            for (int x = x0; x < x0 + w; x++) {
-                if ((img.getRGB(x, y) & 0xFFFFFF) == rgb) {
-                    n++;
-                }
-            }
-        }
-        return n;
-    }
-
     @Test
     void shouldDrawAPanelPerTestAndTransportWithALinePerImplementation(@TempDir Path dir) throws Exception {
         Path png = dir.resolve("compare.png");
@@ -44,15 +33,15 @@ class ComparePlotTest {
         // the shm column's tag_lat panel and the tcp column's tag_bw panel have all three lines
         int[][] panels = {{0, 40}, {ComparePlot.PANEL_WIDTH, 40 + ComparePlot.PANEL_HEIGHT}};
         for (int[] p : panels) {
-            assertTrue(countColor(img, p[0], p[1], ComparePlot.PANEL_WIDTH, ComparePlot.PANEL_HEIGHT, 0x333333) > 50,
+            assertTrue(Pixels.count(img, p[0], p[1], ComparePlot.PANEL_WIDTH, ComparePlot.PANEL_HEIGHT, 0x333333) > 50,
                     "native line in panel " + p[0] + "," + p[1]);
-            assertTrue(countColor(img, p[0], p[1], ComparePlot.PANEL_WIDTH, ComparePlot.PANEL_HEIGHT, 0x1F77B4) > 50,
+            assertTrue(Pixels.count(img, p[0], p[1], ComparePlot.PANEL_WIDTH, ComparePlot.PANEL_HEIGHT, 0x1F77B4) > 50,
                     "ucx-ffm line");
-            assertTrue(countColor(img, p[0], p[1], ComparePlot.PANEL_WIDTH, ComparePlot.PANEL_HEIGHT, 0xD62728) > 50,
+            assertTrue(Pixels.count(img, p[0], p[1], ComparePlot.PANEL_WIDTH, ComparePlot.PANEL_HEIGHT, 0xD62728) > 50,
                     "jucx line");
         }
         // the shm column has no tag_bw data: that panel says so and has no lines
-        assertEquals(0, countColor(img, 0, 40 + ComparePlot.PANEL_HEIGHT, ComparePlot.PANEL_WIDTH,
+        assertEquals(0, Pixels.count(img, 0, 40 + ComparePlot.PANEL_HEIGHT, ComparePlot.PANEL_WIDTH,
                 ComparePlot.PANEL_HEIGHT, 0x1F77B4));
     }
 

@@ -46,9 +46,12 @@ import io.github.ucxffm.bindings.uct_recv_desc;
 import io.github.ucxffm.bindings.uct_worker;
 
 import java.lang.foreign.AddressLayout;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
 import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
+import java.lang.invoke.MethodHandle;
 
 import static java.lang.foreign.MemoryLayout.PathElement.groupElement;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -744,6 +747,141 @@ public final class UctInline {
         MemorySegment completion = sized(comp, uct_completion.sizeof());
         if (status != (byte) ucx_h.UCS_OK() && uct_completion.status(completion) == (byte) ucx_h.UCS_OK()) {
             uct_completion.status(completion, status);
+        }
+    }
+
+    /**
+     * The sends of the data path as <em>critical</em> downcalls ({@link Linker.Option#critical}): the same dispatch
+     * as the methods of the same names in {@link UctInline}, without the thread-state transition around the call.
+     *
+     * <p>What that buys is more than the transition's few instructions. Returning from a plain downcall, the thread
+     * makes a full memory fence before it looks for a safepoint, and a fence waits until the stores before it are
+     * visible to other cores: after a short put or active message over shared memory, those are the stores into the
+     * peer's segment or FIFO, whose cache lines the peer is reading. A plain downcall per send therefore waits for
+     * a cache-line transfer per send, which native code never does; a critical one lets the stores drain while the
+     * next send is prepared. For one-way traffic over shared memory that is most of the cost of a send.
+     *
+     * <p><b>Only where no Java code can run inside the call.</b> A Java upcall from a critical downcall aborts the
+     * JVM, and a critical call holds up safepoints (garbage collection) until it returns. These sends never call a
+     * pack callback ({@code short} and {@code zcopy} take the data as it is; their completion, if any, runs later in
+     * progress), but a transport may still run code of the application inside a send:
+     * <ul>
+     *   <li>{@code self} delivers an active message inside {@code uct_ep_am_short} / {@code uct_ep_am_zcopy}, running
+     *       the receiving interface's AM handler there: with a Java handler, use the plain form;</li>
+     *   <li>a transport that finds its connection broken may call the interface's error handler
+     *       ({@code uct_iface_params.err_handler}) inside the send: with a Java error handler, use the plain form.</li>
+     * </ul>
+     * Puts are safe on every transport of an interface without a Java error handler.
+     */
+    public static final class Critical {
+
+        private static final Linker.Option CRITICAL = Linker.Option.critical(false);
+        private static final MethodHandle PUT_SHORT = handle(uct_ep_put_short_func_t.descriptor());
+        private static final MethodHandle PUT_ZCOPY = handle(uct_ep_put_zcopy_func_t.descriptor());
+        private static final MethodHandle AM_SHORT = handle(uct_ep_am_short_func_t.descriptor());
+        private static final MethodHandle AM_ZCOPY = handle(uct_ep_am_zcopy_func_t.descriptor());
+
+        private Critical() {
+        }
+
+        private static MethodHandle handle(FunctionDescriptor descriptor) {
+            return Linker.nativeLinker().downcallHandle(descriptor, CRITICAL);
+        }
+
+        private static AssertionError unexpected(Throwable t) {
+            return new AssertionError("a downcall threw a checked exception", t);
+        }
+
+        /**
+         * {@link UctInline#uct_ep_put_short} as a critical downcall.
+         *
+         * @param ep          {@code uct_ep_h}
+         * @param buffer      {@code const void *}: a native segment
+         * @param length      {@code unsigned}
+         * @param remote_addr {@code uint64_t}
+         * @param rkey        {@code uct_rkey_t}
+         * @return the {@code ucs_status_t} the transport returned
+         */
+        public static byte uct_ep_put_short(MemorySegment ep, MemorySegment buffer, int length, long remote_addr,
+                long rkey) {
+            try {
+                return (byte) PUT_SHORT.invokeExact(uct_iface_ops.ep_put_short(epOps(ep)), ep, buffer, length,
+                        remote_addr, rkey);
+            } catch (Error | RuntimeException e) {
+                throw e;
+            } catch (Throwable t) {
+                throw unexpected(t);
+            }
+        }
+
+        /**
+         * {@link UctInline#uct_ep_put_zcopy} as a critical downcall.
+         *
+         * @param ep          {@code uct_ep_h}
+         * @param iov         {@code const uct_iov_t *}
+         * @param iovcnt      {@code size_t}
+         * @param remote_addr {@code uint64_t}
+         * @param rkey        {@code uct_rkey_t}
+         * @param comp        {@code uct_completion_t *}: its {@code func} runs later, in progress
+         * @return the {@code ucs_status_t} the transport returned
+         */
+        public static byte uct_ep_put_zcopy(MemorySegment ep, MemorySegment iov, long iovcnt, long remote_addr,
+                long rkey, MemorySegment comp) {
+            try {
+                return (byte) PUT_ZCOPY.invokeExact(uct_iface_ops.ep_put_zcopy(epOps(ep)), ep, iov, iovcnt,
+                        remote_addr, rkey, comp);
+            } catch (Error | RuntimeException e) {
+                throw e;
+            } catch (Throwable t) {
+                throw unexpected(t);
+            }
+        }
+
+        /**
+         * {@link UctInline#uct_ep_am_short} as a critical downcall; not over {@code self} with a Java AM handler.
+         *
+         * @param ep      {@code uct_ep_h}
+         * @param id      {@code uint8_t}
+         * @param header  {@code uint64_t}
+         * @param payload {@code const void *}: a native segment
+         * @param length  {@code unsigned}
+         * @return the {@code ucs_status_t} the transport returned
+         */
+        public static byte uct_ep_am_short(MemorySegment ep, byte id, long header, MemorySegment payload,
+                int length) {
+            try {
+                return (byte) AM_SHORT.invokeExact(uct_iface_ops.ep_am_short(epOps(ep)), ep, id, header, payload,
+                        length);
+            } catch (Error | RuntimeException e) {
+                throw e;
+            } catch (Throwable t) {
+                throw unexpected(t);
+            }
+        }
+
+        /**
+         * {@link UctInline#uct_ep_am_zcopy} as a critical downcall; not over {@code self} with a Java AM handler.
+         *
+         * @param ep            {@code uct_ep_h}
+         * @param id            {@code uint8_t}
+         * @param header        {@code const void *}
+         * @param header_length {@code unsigned}
+         * @param iov           {@code const uct_iov_t *}
+         * @param iovcnt        {@code size_t}
+         * @param flags         {@code unsigned}
+         * @param comp          {@code uct_completion_t *}: its {@code func} runs later, in progress
+         * @return the {@code ucs_status_t} the transport returned
+         */
+        public static byte uct_ep_am_zcopy(MemorySegment ep, byte id, MemorySegment header, int header_length,
+                MemorySegment iov, long iovcnt, int flags, MemorySegment comp) {
+            try {
+                return (byte) AM_ZCOPY.invokeExact(uct_iface_ops.ep_am_zcopy(epOps(ep)), ep, id, header,
+                        header_length, iov, iovcnt, flags, comp);
+            } catch (Error | RuntimeException e) {
+                throw e;
+            } catch (Throwable t) {
+                throw unexpected(t);
+            }
         }
     }
 }
