@@ -21,7 +21,8 @@ import java.util.function.Supplier;
  * and a client on {@link UcxSocketChannel}, both on {@link MultiThreadIoEventLoopGroup}s of {@link UcxIoHandler}s
  * (one boss loop, several worker loops, as Netty's epoll testsuite has). UCX speaks only to UCX, so unlike epoll's
  * permutation there is no combination with NIO; TCP fast open has no UCX counterpart, so the fast-open lists are the
- * plain ones. The groups are daemon threads made once for the whole test JVM, as in Netty's own permutations.
+ * plain ones. The groups are daemon threads made once for the whole test JVM, as in Netty's own permutations, and shut down by
+ * {@link EventLoopShutdown} when the JVM's tests are done.
  */
 final class UcxSocketTestPermutation extends SocketTestPermutation {
 
@@ -32,10 +33,15 @@ final class UcxSocketTestPermutation extends SocketTestPermutation {
     /** Worker loops: more than one, so that server and client channels land on different UCX workers. */
     private static final int WORKERS = 3;
 
-    static final EventLoopGroup BOSS_GROUP = new MultiThreadIoEventLoopGroup(BOSSES,
-            new DefaultThreadFactory("testsuite-ucx-boss", true), UcxIoHandler.newFactory());
-    static final EventLoopGroup WORKER_GROUP = new MultiThreadIoEventLoopGroup(WORKERS,
-            new DefaultThreadFactory("testsuite-ucx-worker", true), UcxIoHandler.newFactory());
+    static final EventLoopGroup BOSS_GROUP;
+    static final EventLoopGroup WORKER_GROUP;
+    static {
+        BOSS_GROUP = new MultiThreadIoEventLoopGroup(BOSSES, new DefaultThreadFactory("testsuite-ucx-boss", true),
+                UcxIoHandler.newFactory());
+        WORKER_GROUP = new MultiThreadIoEventLoopGroup(WORKERS,
+                new DefaultThreadFactory("testsuite-ucx-worker", true), UcxIoHandler.newFactory());
+        EventLoopShutdown.groupsStarted();
+    }
 
     private UcxSocketTestPermutation() {
     }
