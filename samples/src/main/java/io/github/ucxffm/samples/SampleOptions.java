@@ -8,7 +8,8 @@ import java.util.Map;
 /**
  * The options every sample understands, parsed once:
  * {@code --server} or {@code --client HOST[:PORT]}, {@code --port}, {@code --size}, {@code --iterations},
- * {@code --warmup}, {@code --transport} (passed to UCX as {@code UCX_TLS}), {@code --wakeup}, {@code --window}.
+ * {@code --warmup}, {@code --transport} (passed to UCX as {@code UCX_TLS}), {@code --wakeup}, {@code --window},
+ * {@code --clients}.
  *
  * @param server     whether this side listens
  * @param host       the server to connect to (client) or the address to bind (server)
@@ -19,9 +20,10 @@ import java.util.Map;
  * @param transport  UCX transports ({@code UCX_TLS}), or {@code null} for UCX's choice
  * @param wakeup     block on the worker's event fd instead of spinning
  * @param window     outstanding operations, for the samples that keep several in flight
+ * @param clients    for the servers that serve several clients: how many before they end, 0 for no end
  */
 public record SampleOptions(boolean server, String host, int port, long size, long iterations, long warmup,
-                            String transport, boolean wakeup, int window) {
+                            String transport, boolean wakeup, int window, int clients) {
 
     /** The usage text shared by all samples. */
     public static final String USAGE = """
@@ -34,6 +36,7 @@ public record SampleOptions(boolean server, String host, int port, long size, lo
               --transport TLS          UCX transports, as UCX_TLS: tcp, shm, posix, sysv, ...
               --wakeup                 wait on the worker's event fd instead of spinning
               --window N               operations in flight (bandwidth, block-store; default %d)
+              --clients N              netty-echo, grpc-hello servers: end after N clients, 0 never (default 1)
             """.formatted(SampleConfig.DEFAULT_PORT, SampleConfig.DEFAULT_SIZE, SampleConfig.DEFAULT_ITERATIONS,
             SampleConfig.DEFAULT_WARMUP, SampleConfig.DEFAULT_WINDOW);
 
@@ -67,7 +70,8 @@ public record SampleOptions(boolean server, String host, int port, long size, lo
             switch (a) {
                 case "--server" -> server = true;
                 case "--wakeup" -> wakeup = true;
-                case "--client", "--port", "--size", "--iterations", "--warmup", "--transport", "--window" -> {
+                case "--client", "--port", "--size", "--iterations", "--warmup", "--transport", "--window",
+                     "--clients" -> {
                     if (i + 1 >= args.length) {
                         throw SampleException.usage(a + " needs a value");
                     }
@@ -96,12 +100,13 @@ public record SampleOptions(boolean server, String host, int port, long size, lo
         long iterations = number(values, "--iterations", defaultIterations, 1, Long.MAX_VALUE);
         long warmup = number(values, "--warmup", defaultWarmup, 0, Long.MAX_VALUE);
         int window = (int) number(values, "--window", SampleConfig.DEFAULT_WINDOW, 1, 4096);
+        int clients = (int) number(values, "--clients", 1, 0, Integer.MAX_VALUE);
         String transport = values.get("--transport");
         if (transport != null && !transport.matches("[A-Za-z0-9_,:^.-]+")) {
             throw SampleException.usage("--transport takes UCX transport names such as tcp or shm, not '"
                     + transport + "'");
         }
-        return new SampleOptions(server, host, port, size, iterations, warmup, transport, wakeup, window);
+        return new SampleOptions(server, host, port, size, iterations, warmup, transport, wakeup, window, clients);
     }
 
     private static long number(Map<String, String> values, String option, long fallback, long min, long max) {

@@ -21,5 +21,9 @@ final class SampleRegistry {
                 BlockStore::run);
         Samples.register("uct-pingpong", "ping-pong latency on UCT's raw transport layer (--transport TL "
                 + "--device DEV)", UctPingPong::run);
+        Samples.register("netty-echo", "echo round trips over the UCX Netty transport, verified (--clients N)",
+                NettyEcho::run);
+        Samples.register("grpc-hello", "gRPC hello world over UCX with grpc-netty, call latencies (--clients N)",
+                GrpcHello::run);
     }
 }

@@ -1,0 +1,31 @@
+package io.github.ucxffm.netty.testsuite;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.testsuite.transport.TestsuitePermutation.BootstrapFactory;
+import io.netty.testsuite.transport.socket.SocketChannelNotYetConnectedTest;
+import org.junit.jupiter.api.Disabled;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+import java.util.List;
+
+/** Netty's {@link SocketChannelNotYetConnectedTest} with a UCX client. */
+class UcxSocketChannelNotYetConnectedTest extends SocketChannelNotYetConnectedTest {
+
+    @Override
+    protected List<BootstrapFactory<Bootstrap>> newFactories() {
+        return UcxSocketTestPermutation.INSTANCE.clientSocket();
+    }
+
+    @Test
+    @Disabled(Findings.NOT_A_SOCKET_CHANNEL)
+    @Override
+    public void testShutdownNotYetConnected(TestInfo testInfo) {
+    }
+
+    @Test
+    @Disabled(Findings.READ_BEFORE_ACTIVE)
+    @Override
+    public void readMustBePendingUntilChannelIsActive(TestInfo testInfo) {
+    }
+}

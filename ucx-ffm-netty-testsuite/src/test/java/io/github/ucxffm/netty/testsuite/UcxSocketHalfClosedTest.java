@@ -1,0 +1,50 @@
+package io.github.ucxffm.netty.testsuite;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.testsuite.transport.TestsuitePermutation.BootstrapComboFactory;
+import io.netty.testsuite.transport.socket.SocketHalfClosedTest;
+import org.junit.jupiter.api.Disabled;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
+
+import java.util.List;
+
+/** Netty's {@link SocketHalfClosedTest} with a UCX server and a UCX client. */
+class UcxSocketHalfClosedTest extends SocketHalfClosedTest {
+
+    @Override
+    protected List<BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
+        return UcxSocketTestPermutation.INSTANCE.socket();
+    }
+
+    @Test
+    @Disabled(Findings.HALF_CLOSURE)
+    @Override
+    public void testAllDataReadEventTriggeredAfterHalfClosure(TestInfo testInfo) {
+    }
+
+    @Test
+    @Disabled(Findings.HALF_CLOSURE)
+    @Override
+    public void testHalfClosureReceiveDataOnFinalWait2StateWhenSoLingerSet(TestInfo testInfo) {
+    }
+
+    @Test
+    @Disabled(Findings.HALF_CLOSURE)
+    @Override
+    public void testAutoCloseFalseDoesShutdownOutput(TestInfo testInfo) {
+    }
+
+    @Test
+    @Disabled(Findings.HALF_CLOSURE)
+    @Override
+    public void testAllDataReadClosure(TestInfo testInfo) {
+    }
+
+    @Test
+    @Disabled(Findings.NOT_A_SOCKET_CHANNEL)
+    @Override
+    public void testHalfClosureOnlyOneEventWhenAutoRead(TestInfo testInfo) {
+    }
+}

@@ -1,0 +1,17 @@
+package io.github.ucxffm.netty.testsuite;
+
+import io.netty.bootstrap.Bootstrap;
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.testsuite.transport.TestsuitePermutation.BootstrapComboFactory;
+import io.netty.testsuite.transport.socket.SocketMultipleConnectTest;
+
+import java.util.List;
+
+/** Netty's {@link SocketMultipleConnectTest} with a UCX server and a UCX client. */
+class UcxSocketMultipleConnectTest extends SocketMultipleConnectTest {
+
+    @Override
+    protected List<BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
+        return UcxSocketTestPermutation.INSTANCE.socket();
+    }
+}
