@@ -18,6 +18,7 @@ import io.netty.channel.ConnectTimeoutException;
 import io.netty.channel.EventLoop;
 import io.netty.channel.IoEvent;
 import io.netty.channel.IoRegistration;
+import io.netty.channel.RecvByteBufAllocator;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.ChannelInputShutdownReadComplete;
 import io.netty.channel.socket.ServerSocketChannel;
@@ -57,7 +58,6 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
 
     private static final ChannelMetadata METADATA = new ChannelMetadata(false, 16);
     private static final int MAX_IOV = 64;
-    private static final int MESSAGES_PER_READ = 16;
 
     private final UcxSocketChannelConfig config;
     /** For an accepted channel: the connection request's endpoint parameters, used once when registered. */
@@ -881,56 +881,104 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         unsafe().close(unsafe().voidPromise());
     }
 
+    /**
+     * Passes what arrived up the pipeline as a read loop of the channel's {@code RecvByteBufAllocator} handle would:
+     * at most {@code guess()} bytes per {@code channelRead} (a slice of the arrived buffer when it is larger), as
+     * long as the handle continues reading; the rest stays queued for the next read. After {@code shutdownInput}
+     * what arrives is dropped (and credited).
+     */
+    @SuppressWarnings("deprecation") // Handle is what recvBufAllocHandle() gives
     private void deliver() {
+        if (inputShutdown) {
+            drop();
+            return;
+        }
         ChannelPipeline p = pipeline();
+        RecvByteBufAllocator.Handle h = unsafe().recvBufAllocHandle();
+        h.reset(config);
         boolean any = false;
+        boolean eos = false;
         long consumed = 0;
-        for (int i = 0; i < MESSAGES_PER_READ && open; i++) {
-            Object next = inOrder.poll();
+        do {
+            Object next = inOrder.peek();
             if (next == null) {
                 break;
             }
-            ByteBuf b;
-            int flags;
-            if (next instanceof ByteBuf plain) {
-                b = plain;
-                flags = 0;
-            } else {
-                Inbound x = (Inbound) next;
-                b = x.buf;
-                x.buf = null;
-                flags = x.flags;
-            }
-            if (b != null) {
-                consumed += b.readableBytes();
-                if (inputShutdown) {
+            ByteBuf b = next instanceof ByteBuf plain ? plain : ((Inbound) next).buf;
+            if (b == null || !b.isReadable()) {
+                inOrder.poll();
+                if (b != null) {
                     b.release();
-                } else {
-                    any = true;
-                    p.fireChannelRead(b);
                 }
-            }
-            if ((flags & Wire.FLAG_EOS) != 0) {
-                if (any) {
-                    readRequested = false;
-                    p.fireChannelReadComplete();
-                    any = false;
+                if (next instanceof Inbound x && (x.flags & Wire.FLAG_EOS) != 0) {
+                    eos = true;
+                    break;
                 }
-                returnCredit(consumed);
-                consumed = 0;
-                endOfStream();
-                break;
+                continue;
             }
-        }
+            int guess = Math.max(1, h.guess());
+            int n = b.readableBytes();
+            ByteBuf out;
+            if (n <= guess) {
+                out = b;
+                inOrder.poll();
+                if (next instanceof Inbound x) {
+                    x.buf = null;
+                    if ((x.flags & Wire.FLAG_EOS) != 0) {
+                        inOrder.addFirst(new Inbound(x.seq, x.flags)); // data and end: the end read next
+                    }
+                }
+            } else {
+                out = b.readRetainedSlice(guess);
+                n = guess;
+            }
+            // more queued: this read filled what it was offered, so the handle goes on while it allows
+            h.attemptedBytesRead(inOrder.isEmpty() ? guess : n);
+            h.lastBytesRead(n);
+            h.incMessagesRead(1);
+            consumed += n;
+            any = true;
+            readRequested = false;
+            p.fireChannelRead(out);
+        } while (open && !inputShutdown && h.continueReading());
+        h.readComplete();
         returnCredit(consumed);
-        if (any) {
-            if (!config.isAutoRead()) {
+        if (any || eos) {
+            if (eos) {
                 readRequested = false;
             }
             p.fireChannelReadComplete();
         }
+        if (eos && open) {
+            endOfStream();
+        }
         if (open && !inOrder.isEmpty() && (readRequested || config.isAutoRead() || inputShutdown)) {
             handler.markReady(ready);
+        }
+    }
+
+    /** Drops (and credits) what arrived after {@code shutdownInput}, up to and with the peer's end of stream. */
+    private void drop() {
+        long consumed = 0;
+        boolean eos = false;
+        for (Object next; !eos && (next = inOrder.poll()) != null; ) {
+            ByteBuf b;
+            if (next instanceof ByteBuf plain) {
+                b = plain;
+            } else {
+                Inbound x = (Inbound) next;
+                b = x.buf;
+                x.buf = null;
+                eos = (x.flags & Wire.FLAG_EOS) != 0;
+            }
+            if (b != null) {
+                consumed += b.readableBytes();
+                b.release();
+            }
+        }
+        returnCredit(consumed);
+        if (eos && open) {
+            endOfStream();
         }
     }
 

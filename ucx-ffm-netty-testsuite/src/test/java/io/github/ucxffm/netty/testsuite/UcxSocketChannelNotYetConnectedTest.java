@@ -24,7 +24,7 @@ class UcxSocketChannelNotYetConnectedTest extends SocketChannelNotYetConnectedTe
     }
 
     @Test
-    @Disabled(Findings.READ_BEFORE_ACTIVE)
+    @Disabled(Findings.NIO_SERVER)
     @Override
     public void readMustBePendingUntilChannelIsActive(TestInfo testInfo) {
     }
