@@ -82,6 +82,8 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     private boolean peerClosing;
     private boolean queued;
     private boolean readRequested;
+    /** The peer's end of stream is in {@link #inOrder}: what precedes it is read out whether read() was called. */
+    private boolean eosQueued;
     private boolean flushNeeded;
     private boolean connectFinished;
     private boolean failureHandled;
@@ -732,8 +734,7 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
 
     private void arrived(Inbound in) {
         if (in.seq == seqIn && in.done && (early == null || early.isEmpty())) {
-            inOrder.add(in);
-            seqIn++;
+            inOrder(in);
         } else {
             if (early == null) {
                 early = new LongObjectHashMap<>();
@@ -750,8 +751,15 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         Inbound x;
         while ((x = early.get(seqIn)) != null && x.done) {
             early.remove(seqIn);
-            inOrder.add(x);
-            seqIn++;
+            inOrder(x);
+        }
+    }
+
+    private void inOrder(Inbound in) {
+        inOrder.add(in);
+        seqIn++;
+        if ((in.flags & Wire.FLAG_EOS) != 0) {
+            eosQueued = true; // as a TCP channel on the peer's FIN: what is queued is read, with autoRead or not
         }
     }
 
@@ -827,7 +835,7 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             }
             ((UcxUnsafe) unsafe()).resumeWrites();
         }
-        if (open && (connected || accepted) && (readRequested || config.isAutoRead() || inputShutdown)) {
+        if (open && (connected || accepted) && (readRequested || config.isAutoRead() || inputShutdown || eosQueued)) {
             deliver(); // a client passes nothing up before its connect completed (channelActive); after
                        // shutdownInput what comes is dropped (and credited) whether the application reads or not
         }
@@ -940,7 +948,7 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             any = true;
             readRequested = false;
             p.fireChannelRead(out);
-        } while (open && !inputShutdown && h.continueReading());
+        } while (open && !inputShutdown && (eosQueued || h.continueReading()));
         h.readComplete();
         returnCredit(consumed);
         if (any || eos) {
@@ -952,7 +960,7 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         if (eos && open) {
             endOfStream();
         }
-        if (open && !inOrder.isEmpty() && (readRequested || config.isAutoRead() || inputShutdown)) {
+        if (open && !inOrder.isEmpty() && (readRequested || config.isAutoRead() || inputShutdown || eosQueued)) {
             handler.markReady(ready);
         }
     }

@@ -28,6 +28,11 @@ final class Findings {
             + "its hello, and a server channel with AUTO_READ off makes no child until read() is called (there is no "
             + "kernel backlog that completes the handshake first): this test's connect().sync() before "
             + "serverChannel.read() waits for ever";
+    /** F6. */
+    static final String CLOSED_BEFORE_HELLO = "F6: the server's child handler casts its ChannelHandlerContext to "
+            + "DuplexChannel (ClassCastException) and so closes the child in channelActive; with TCP the client is "
+            + "connected by then and sees the close as end of stream, with UCX the child closes before it answers "
+            + "the client's hello, and the client's connect fails with UCS_ERR_CONNECTION_RESET";
     /** Not applicable. */
     static final String NIO_SERVER = "the server of this test is an NioServerSocketChannel (kernel TCP), which a UCX "
             + "client cannot talk to";

@@ -19,15 +19,9 @@ class UcxSocketHalfClosedTest extends SocketHalfClosedTest {
     }
 
     @Test
-    @Disabled(Findings.HALF_CLOSURE)
+    @Disabled(Findings.CLOSED_BEFORE_HELLO)
     @Override
-    public void testAllDataReadEventTriggeredAfterHalfClosure(TestInfo testInfo) {
-    }
-
-    @Test
-    @Disabled(Findings.HALF_CLOSURE)
-    @Override
-    public void testHalfClosureReceiveDataOnFinalWait2StateWhenSoLingerSet(TestInfo testInfo) {
+    public void testHalfClosureOnlyOneEventWhenAutoRead(TestInfo testInfo) {
     }
 
     @Test
@@ -40,11 +34,5 @@ class UcxSocketHalfClosedTest extends SocketHalfClosedTest {
     @Disabled(Findings.HALF_CLOSURE)
     @Override
     public void testAllDataReadClosure(TestInfo testInfo) {
-    }
-
-    @Test
-    @Disabled(Findings.NOT_A_SOCKET_CHANNEL)
-    @Override
-    public void testHalfClosureOnlyOneEventWhenAutoRead(TestInfo testInfo) {
     }
 }
