@@ -3,6 +3,7 @@ package io.github.ucxffm.netty;
 import io.github.ucxffm.UcpAmData;
 import io.github.ucxffm.UcpAmMessage;
 import io.github.ucxffm.UcpAmSendFlags;
+import io.github.ucxffm.UcpConnectionRequest;
 import io.github.ucxffm.UcpEndpoint;
 import io.github.ucxffm.UcpWorker;
 import io.github.ucxffm.UcxException;
@@ -35,6 +36,7 @@ import java.net.SocketAddress;
 import java.nio.channels.AlreadyConnectedException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ConnectionPendingException;
+import java.nio.channels.NotYetConnectedException;
 import java.nio.channels.UnresolvedAddressException;
 import java.util.ArrayDeque;
 import java.util.Arrays;
@@ -49,7 +51,8 @@ import java.util.concurrent.TimeUnit;
  * <p>
  * <b>Options.</b> {@code ALLOW_HALF_CLOSURE}, {@code AUTO_READ}, {@code WRITE_BUFFER_WATER_MARK},
  * {@code CONNECT_TIMEOUT_MILLIS} behave as for TCP. {@code SO_RCVBUF}, set before the channel connects, is its
- * receive window (else {@link UcxTransportConfig#windowBytes()}). {@code SO_SNDBUF} and {@code TCP_NODELAY} are
+ * receive window (else {@link UcxTransportConfig#windowBytes()}). {@code SO_LINGER} 0 makes {@code close()} a reset
+ * for the peer ({@code IOException}, then {@code channelInactive}). {@code SO_SNDBUF} and {@code TCP_NODELAY} are
  * accepted and have no effect: a flush is sent at once, within the peer's window.
  * <p>
  * <b>Threads.</b> As any Netty channel: its event loop runs it; the counters may be read from any thread.
@@ -62,6 +65,8 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     private final UcxSocketChannelConfig config;
     /** For an accepted channel: the connection request's endpoint parameters, used once when registered. */
     private UcpEndpoint.Params acceptParams;
+    /** For an accepted channel until registered: its connection request, refused if it closes unregistered. */
+    private UcpConnectionRequest acceptRequest;
     private final boolean accepted;
     private InetSocketAddress local;
     private InetSocketAddress remote;
@@ -80,6 +85,8 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     private boolean eosSent;
     /** The peer said it closes: the failure of its endpoint that follows is no error. */
     private boolean peerClosing;
+    /** The peer closed with {@code SO_LINGER} 0: {@link #failure} is the reset, reported as it is. */
+    private boolean resetByPeer;
     private boolean queued;
     private boolean readRequested;
     /** The peer's end of stream is in {@link #inOrder}: what precedes it is read out whether read() was called. */
@@ -114,10 +121,12 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         this.accepted = false;
     }
 
-    UcxSocketChannel(Channel parent, UcpEndpoint.Params params, InetSocketAddress remote, InetSocketAddress local) {
+    UcxSocketChannel(UcxServerSocketChannel parent, UcpConnectionRequest request, UcpEndpoint.Params params,
+                     InetSocketAddress remote, InetSocketAddress local) {
         super(parent);
         this.config = new UcxSocketChannelConfig(this);
         this.accepted = true;
+        this.acceptRequest = request;
         this.acceptParams = params;
         this.remote = remote;
         this.local = local;
@@ -257,7 +266,7 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
 
     private void shutdownInput0(ChannelPromise promise) {
         if (!isActive()) {
-            promise.setFailure(new ClosedChannelException());
+            promise.setFailure(open && ep == null ? new NotYetConnectedException() : new ClosedChannelException());
             return;
         }
         inputShutdown = true;
@@ -313,6 +322,7 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     private void acceptOnThisLoop() {
         UcpEndpoint.Params params = acceptParams;
         acceptParams = null;
+        acceptRequest = null;
         UcpWorker worker = handler.worker();
         ep = worker.connect(params.peerErrorHandling(handler.config().peerErrorHandling())
                 .onError(this::onEndpointError));
@@ -373,6 +383,12 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             connectTimeout.cancel(false);
             connectTimeout = null;
         }
+        if (acceptRequest != null) {
+            UcpConnectionRequest r = acceptRequest;
+            acceptRequest = null;
+            acceptParams = null;
+            ((UcxServerSocketChannel) super.parent()).reject(r); // closed before it was registered, so accepted
+        }
         UcpEndpoint e = ep;
         if (handler != null && localId != 0) {
             handler.forget(localId, e);
@@ -380,7 +396,8 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         if (e != null) {
             if (connected && failure == null && !e.isFailed() && !eosSent) {
                 try {
-                    sendEos(Wire.FLAG_EOS | Wire.FLAG_CLOSING);
+                    sendEos(config.getSoLinger() == 0 ? Wire.FLAG_EOS | Wire.FLAG_CLOSING | Wire.FLAG_RESET
+                            : Wire.FLAG_EOS | Wire.FLAG_CLOSING);
                 } catch (IOException | RuntimeException ignored) {
                     // the endpoint failed meanwhile: the peer learns from its own endpoint's error
                 }
@@ -413,10 +430,27 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         if (outputShutdown) {
             return;
         }
+        if (ep == null) {
+            throw new NotYetConnectedException();
+        }
         outputShutdown = true;
         if (connected && !eosSent) {
             sendEos(Wire.FLAG_EOS);
         } // else: sent when the hello exchange completes
+    }
+
+    /** {@code AUTO_READ} turned off: a read requested before is forgotten, as a TCP channel stops reading. */
+    void clearReadRequested() {
+        if (!isRegistered()) {
+            readRequested = false; // a child option, set before the channel has a loop
+            return;
+        }
+        EventLoop loop = eventLoop();
+        if (loop.inEventLoop()) {
+            readRequested = false;
+        } else {
+            loop.execute(() -> readRequested = false);
+        }
     }
 
     @Override
@@ -675,6 +709,14 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     }
 
     void onData(UcpAmMessage m, int flags, long seq) {
+        if ((flags & Wire.FLAG_RESET) != 0) {
+            if (failure == null) {
+                failure = new IOException("Connection reset by peer (the peer closed with SO_LINGER 0)");
+                resetByPeer = true;
+            }
+            handler.markReady(ready);
+            return;
+        }
         if ((flags & Wire.FLAG_CLOSING) != 0) {
             peerClosing = true;
         }
@@ -884,8 +926,8 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             }
             return; // the peer closed: its end-of-stream, in order, tells the pipeline
         }
-        pipeline().fireExceptionCaught(new IOException("UCX endpoint to " + remote + " failed: "
-                + failure.getMessage(), failure));
+        pipeline().fireExceptionCaught(resetByPeer ? failure : new IOException("UCX endpoint to " + remote
+                + " failed: " + failure.getMessage(), failure));
         unsafe().close(unsafe().voidPromise());
     }
 

@@ -31,7 +31,9 @@
  * endpoint out of order (a rendezvous fetch outlasts later eager messages): the receiver passes data up strictly by
  * {@code seq}, holding early arrivals. Flag {@code EOS} (a message without data, in sequence) is the end of the
  * stream ({@code shutdownOutput}); {@code EOS|CLOSING} is sent by {@code close()}: the reader sees end of stream
- * after all data, and the endpoint failure that follows the peer's close is not reported as an error.
+ * after all data, and the endpoint failure that follows the peer's close is not reported as an error;
+ * {@code EOS|CLOSING|RESET}, sent by a {@code close()} with {@code SO_LINGER} 0, fails the reader's stream at once
+ * ({@code IOException} "Connection reset by peer"), as a TCP reset does.
  * <p>
  * Active message {@code 0x5544} is control, header {@code [int dst][int type][long value][int src][int window]}:
  * {@code HELLO}, {@code HELLO_ACK}, and {@code CREDIT}.

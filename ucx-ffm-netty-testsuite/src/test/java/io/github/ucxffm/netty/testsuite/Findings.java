@@ -33,6 +33,10 @@ final class Findings {
             + "DuplexChannel (ClassCastException) and so closes the child in channelActive; with TCP the client is "
             + "connected by then and sees the close as end of stream, with UCX the child closes before it answers "
             + "the client's hello, and the client's connect fails with UCS_ERR_CONNECTION_RESET";
+    /** F8. */
+    static final String READ_SHAPING = "F8: the read-shaping intervals are shorter than the test expects (\"The "
+            + "interval of time is incorrect: 73 not> 100\"): reads go on after the handler turns AUTO_READ off, "
+            + "cause not isolated";
     /** Not applicable. */
     static final String NIO_SERVER = "the server of this test is an NioServerSocketChannel (kernel TCP), which a UCX "
             + "client cannot talk to";

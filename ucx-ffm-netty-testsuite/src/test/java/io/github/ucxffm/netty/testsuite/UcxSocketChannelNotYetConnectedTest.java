@@ -18,12 +18,6 @@ class UcxSocketChannelNotYetConnectedTest extends SocketChannelNotYetConnectedTe
     }
 
     @Test
-    @Disabled(Findings.NOT_A_SOCKET_CHANNEL)
-    @Override
-    public void testShutdownNotYetConnected(TestInfo testInfo) {
-    }
-
-    @Test
     @Disabled(Findings.NIO_SERVER)
     @Override
     public void readMustBePendingUntilChannelIsActive(TestInfo testInfo) {

@@ -4,12 +4,10 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.testsuite.transport.TestsuitePermutation.BootstrapComboFactory;
 import io.netty.testsuite.transport.socket.SocketCloseForciblyTest;
-import org.junit.jupiter.api.Disabled;
 
 import java.util.List;
 
 /** Netty's {@link SocketCloseForciblyTest} with a UCX server and a UCX client. */
-@Disabled(Findings.NOT_A_SOCKET_CHANNEL)
 class UcxSocketCloseForciblyTest extends SocketCloseForciblyTest {
 
     @Override

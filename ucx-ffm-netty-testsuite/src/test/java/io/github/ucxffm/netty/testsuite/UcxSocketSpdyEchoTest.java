@@ -4,12 +4,10 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.testsuite.transport.TestsuitePermutation.BootstrapComboFactory;
 import io.netty.testsuite.transport.socket.SocketSpdyEchoTest;
-import org.junit.jupiter.api.Disabled;
 
 import java.util.List;
 
 /** Netty's {@link SocketSpdyEchoTest} with a UCX server and a UCX client. */
-@Disabled(Findings.NOT_A_SOCKET_CHANNEL)
 class UcxSocketSpdyEchoTest extends SocketSpdyEchoTest {
 
     @Override

@@ -3,9 +3,6 @@ package io.github.ucxffm.netty.testsuite;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.testsuite.transport.TestsuitePermutation.BootstrapFactory;
 import io.netty.testsuite.transport.socket.WriteBeforeRegisteredTest;
-import org.junit.jupiter.api.Disabled;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 
 import java.util.List;
 
@@ -15,11 +12,5 @@ class UcxWriteBeforeRegisteredTest extends WriteBeforeRegisteredTest {
     @Override
     protected List<BootstrapFactory<Bootstrap>> newFactories() {
         return UcxSocketTestPermutation.INSTANCE.clientSocket();
-    }
-
-    @Test
-    @Disabled(Findings.NOT_A_SOCKET_CHANNEL)
-    @Override
-    public void testWriteBeforeConnect(TestInfo testInfo) {
     }
 }
