@@ -21,8 +21,11 @@ final class Findings {
             + "SO_LINGER=0 is an ordinary close: the client gets channelInactive without an IOException (the test "
             + "then fails with NullPointerException on the missing cause)";
     /** F5. */
-    static final String HALF_CLOSURE = "F5: timed out (20 s) waiting for the half-closure events this test expects "
-            + "(ALLOW_HALF_CLOSURE, AUTO_CLOSE false, AUTO_READ false, small RecvByteBufAllocator), cause not isolated";
+    static final String HALF_CLOSURE = "F5: the client's connect().sync() never completes (20 s timeout). In "
+            + "testAutoCloseFalseDoesShutdownOutput, when the server child leads, its channelActive blocks the "
+            + "child's loop (it awaits the follower's close) before the child has answered the client's hello, so "
+            + "the UCX connect cannot complete (TCP completes it in the kernel); testAllDataReadClosure: cause not "
+            + "isolated";
     /** F6. */
     static final String NO_BACKLOG = "F6: a UCX client's connect completes when the server's child channel answers "
             + "its hello, and a server channel with AUTO_READ off makes no child until read() is called (there is no "
