@@ -393,7 +393,12 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         if (handler != null && localId != 0) {
             handler.forget(localId, e);
         }
-        if (e != null) {
+        if (e != null && peerClosing) {
+            // The peer closed first and closes its endpoint: nothing more reaches it, and a flush would wait for
+            // an answer that does not come (UCX logs "error during flush: Endpoint timeout" without peer error
+            // handling). Closed at once.
+            UcxIoHandler.closeForce(e);
+        } else if (e != null) {
             if (connected && failure == null && !e.isFailed() && !eosSent) {
                 try {
                     sendEos(config.getSoLinger() == 0 ? Wire.FLAG_EOS | Wire.FLAG_CLOSING | Wire.FLAG_RESET

@@ -49,9 +49,11 @@
  *
  * <h2>Close and failure</h2>
  * {@code close()} sends {@code EOS|CLOSING}, then flushes the endpoint (so that what was sent arrives) and closes it
- * by force, without blocking the loop (at most two seconds). A peer's death or a link failure (the endpoint's error
- * callback, with peer error handling on, the default) reaches the pipeline as {@code exceptionCaught} with an
- * {@link java.io.IOException}, then {@code channelInactive} (tested with a peer process killed by SIGKILL, over TCP).
+ * by force, without blocking the loop (at most two seconds); a channel whose peer closed first sends nothing and
+ * closes its endpoint at once (the peer's end is gone: a flush would only time out). A peer's death or a link
+ * failure (the endpoint's error callback, with peer error handling on, the default) reaches the pipeline as
+ * {@code exceptionCaught} with an {@link java.io.IOException}, then {@code channelInactive} (tested with a peer
+ * process killed by SIGKILL, over TCP).
  * With peer error handling off (which lets UCX 1.13 use shared memory), a dead peer may go unnoticed.
  */
 package io.github.ucxffm.netty;
