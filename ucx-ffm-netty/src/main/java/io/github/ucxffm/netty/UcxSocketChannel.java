@@ -17,6 +17,7 @@ import io.netty.channel.ChannelPipeline;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.ConnectTimeoutException;
 import io.netty.channel.EventLoop;
+import io.netty.channel.FileRegion;
 import io.netty.channel.IoEvent;
 import io.netty.channel.IoRegistration;
 import io.netty.channel.RecvByteBufAllocator;
@@ -33,11 +34,13 @@ import java.lang.foreign.MemorySegment;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.nio.ByteBuffer;
 import java.nio.channels.AlreadyConnectedException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ConnectionPendingException;
 import java.nio.channels.NotYetConnectedException;
 import java.nio.channels.UnresolvedAddressException;
+import java.nio.channels.WritableByteChannel;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
@@ -46,8 +49,8 @@ import java.util.concurrent.TimeUnit;
  * A byte-stream channel over a UCX endpoint, the UCX counterpart of a TCP socket channel (a Netty
  * {@link SocketChannel}, so that code written for TCP channels takes it as it is): made by a
  * {@code Bootstrap} with {@code channel(UcxSocketChannel.class)} on a group of {@link UcxIoHandler} loops, or
- * accepted by a {@link UcxServerSocketChannel}. Writes ({@code ByteBuf}s) arrive at the peer in order, as written;
- * message boundaries are not kept, as with TCP. See the package comment for the protocol.
+ * accepted by a {@link UcxServerSocketChannel}. Writes ({@code ByteBuf}s, {@code FileRegion}s) arrive at the peer in
+ * order, as written; message boundaries are not kept, as with TCP. See the package comment for the protocol.
  * <p>
  * <b>Options.</b> {@code ALLOW_HALF_CLOSURE}, {@code AUTO_READ}, {@code WRITE_BUFFER_WATER_MARK},
  * {@code CONNECT_TIMEOUT_MILLIS} behave as for TCP. {@code SO_RCVBUF}, set before the channel connects, is its
@@ -483,8 +486,11 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             buf.release();
             return direct;
         }
+        if (msg instanceof FileRegion) {
+            return msg; // read into direct buffers as it is sent
+        }
         throw new UnsupportedOperationException("unsupported message type: " + StringUtil.simpleClassName(msg)
-                + " (expected ByteBuf)");
+                + " (expected ByteBuf or FileRegion)");
     }
 
     // ---- writing -------------------------------------------------------------------------------------------------
@@ -496,6 +502,10 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         }
         while (!in.isEmpty() && sendCredit > 0) {
             int limit = (int) Math.min(sendCredit, handler.config().maxMessageBytes());
+            if (in.current() instanceof FileRegion region) {
+                writeRegion(in, region, limit);
+                continue;
+            }
             Collector c = collector;
             c.start(limit);
             in.forEachFlushedMessage(c);
@@ -505,6 +515,75 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             }
             sendData(c);
             in.removeBytes(c.total);
+        }
+    }
+
+    /**
+     * Sends up to {@code limit} bytes of a file region, read into a pooled direct buffer (UCX has no sendfile); the
+     * region leaves the outbound buffer once all of it is sent.
+     */
+    private void writeRegion(ChannelOutboundBuffer in, FileRegion region, int limit) throws IOException {
+        long left = region.count() - region.transferred();
+        if (left <= 0) {
+            in.remove();
+            return;
+        }
+        int n = (int) Math.min(left, limit);
+        ByteBuf buf = alloc().directBuffer(n, n);
+        try {
+            RegionSink sink = new RegionSink(buf);
+            while (buf.isWritable() && region.transferred() < region.count()) {
+                long got = region.transferTo(sink, region.transferred());
+                if (got <= 0) {
+                    break;
+                }
+            }
+            int read = buf.readableBytes();
+            if (read == 0 && region.transferred() >= region.count()) {
+                in.remove(); // a region that counts as sent without having given bytes
+                return;
+            }
+            if (read == 0) {
+                throw new IOException("the file region ended after " + region.transferred() + " of its "
+                        + region.count() + " bytes");
+            }
+            Collector c = collector;
+            c.start(read);
+            c.processMessage(buf);
+            sendData(c);
+            in.progress(read);
+        } finally {
+            buf.release();
+        }
+        if (region.transferred() >= region.count()) {
+            in.remove();
+        }
+    }
+
+    /** Where a file region's bytes go: a direct buffer, taking at most what it has room for. */
+    private static final class RegionSink implements WritableByteChannel {
+        private final ByteBuf buf;
+
+        RegionSink(ByteBuf buf) {
+            this.buf = buf;
+        }
+
+        @Override
+        public int write(ByteBuffer src) {
+            int n = Math.min(src.remaining(), buf.writableBytes());
+            ByteBuffer part = src.slice(src.position(), n);
+            buf.writeBytes(part);
+            src.position(src.position() + n);
+            return n;
+        }
+
+        @Override
+        public boolean isOpen() {
+            return true;
+        }
+
+        @Override
+        public void close() {
         }
     }
 

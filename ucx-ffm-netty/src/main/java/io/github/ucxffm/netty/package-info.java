@@ -26,7 +26,8 @@
  * bytes as the message's data. A flush sends the flushed buffers as one message of at most
  * {@link io.github.ucxffm.netty.UcxTransportConfig#maxMessageBytes()} (more if needed), gathered from the
  * buffers themselves (the scatter-gather send; heap buffers are copied to direct ones first), which stay retained
- * until UCX completes the send. The receiver copies an eager message once into a direct buffer of the channel's
+ * until UCX completes the send. A {@code FileRegion} is read into pooled direct buffers and sent the same way (UCX
+ * has no sendfile). The receiver copies an eager message once into a direct buffer of the channel's
  * allocator; a rendezvous message is fetched by UCX straight into such a buffer. UCX may complete messages of one
  * endpoint out of order (a rendezvous fetch outlasts later eager messages): the receiver passes data up strictly by
  * {@code seq}, holding early arrivals. Flag {@code EOS} (a message without data, in sequence) is the end of the

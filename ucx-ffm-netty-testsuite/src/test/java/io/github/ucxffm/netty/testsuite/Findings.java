@@ -7,19 +7,6 @@ package io.github.ucxffm.netty.testsuite;
  */
 final class Findings {
 
-    /** F1. */
-    static final String NOT_A_SOCKET_CHANNEL = "F1: UcxSocketChannel is a DuplexChannel, not an "
-            + "io.netty.channel.socket.SocketChannel: this test's ChannelInitializer<SocketChannel> (or cast) throws "
-            + "ClassCastException, the channel is closed (the client's connect then fails with "
-            + "UCS_ERR_CONNECTION_RESET)";
-    /** F3. */
-    static final String FILE_REGION = "F3: UcxSocketChannel writes ByteBufs only: a FileRegion write fails with "
-            + "UnsupportedOperationException (unsupported message type ... expected ByteBuf), and the tests that "
-            + "wait for the region's bytes time out";
-    /** F4. */
-    static final String SO_LINGER = "F4: SO_LINGER is an unknown option of UcxSocketChannel, so a close with "
-            + "SO_LINGER=0 is an ordinary close: the client gets channelInactive without an IOException (the test "
-            + "then fails with NullPointerException on the missing cause)";
     /** F5. */
     static final String HALF_CLOSURE = "F5: the client's connect().sync() never completes (20 s timeout). In "
             + "testAutoCloseFalseDoesShutdownOutput, when the server child leads, its channelActive blocks the "
