@@ -11,6 +11,8 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.IoEvent;
 import io.netty.channel.IoRegistration;
 import io.netty.channel.socket.ServerSocketChannel;
+import io.netty.util.internal.logging.InternalLogger;
+import io.netty.util.internal.logging.InternalLoggerFactory;
 
 import java.net.BindException;
 import java.net.InetSocketAddress;
@@ -30,6 +32,8 @@ import java.util.ArrayDeque;
  */
 public final class UcxServerSocketChannel extends AbstractServerChannel implements ServerSocketChannel {
 
+    private static final InternalLogger LOG = InternalLoggerFactory.getInstance(UcxServerSocketChannel.class);
+
     private final UcxServerSocketChannelConfig config = new UcxServerSocketChannelConfig(this);
     private final ArrayDeque<Pending> pending = new ArrayDeque<>();
     private UcxIoHandler handler;
@@ -44,7 +48,7 @@ public final class UcxServerSocketChannel extends AbstractServerChannel implemen
     public UcxServerSocketChannel() {
     }
 
-    private record Pending(UcpEndpoint.Params params, InetSocketAddress client) {
+    private record Pending(UcpConnectionRequest request, UcpEndpoint.Params params, InetSocketAddress client) {
     }
 
     @Override
@@ -117,9 +121,30 @@ public final class UcxServerSocketChannel extends AbstractServerChannel implemen
         local = listener.address();
     }
 
+    /**
+     * Refuses a connection request whose child channel closed before it was registered (so before it accepted),
+     * on this channel's loop, the listener's thread; nothing if the listener closed (it refused the request then).
+     */
+    void reject(UcpConnectionRequest request) {
+        Runnable r = () -> {
+            if (open && request.isPending()) {
+                try {
+                    request.reject();
+                } catch (RuntimeException e) {
+                    LOG.debug("rejecting {} failed", request, e);
+                }
+            }
+        };
+        if (eventLoop().inEventLoop()) {
+            r.run();
+        } else {
+            eventLoop().execute(r);
+        }
+    }
+
     /** On the listener's worker's thread, inside progress: record; the loop makes the child channel. */
     private void onRequest(UcpConnectionRequest request) {
-        pending.add(new Pending(request.endpointParams(), request.clientAddress()));
+        pending.add(new Pending(request, request.endpointParams(), request.clientAddress()));
         handler.markReady(ready);
     }
 
@@ -150,7 +175,7 @@ public final class UcxServerSocketChannel extends AbstractServerChannel implemen
         readRequested = false;
         ChannelPipeline p = pipeline();
         for (Pending r; (r = pending.poll()) != null; ) {
-            p.fireChannelRead(new UcxSocketChannel(this, r.params(), r.client(), local));
+            p.fireChannelRead(new UcxSocketChannel(this, r.request(), r.params(), r.client(), local));
         }
         p.fireChannelReadComplete();
     }

@@ -3,6 +3,7 @@ package io.github.ucxffm.netty;
 import io.github.ucxffm.UcpAmData;
 import io.github.ucxffm.UcpAmMessage;
 import io.github.ucxffm.UcpAmSendFlags;
+import io.github.ucxffm.UcpConnectionRequest;
 import io.github.ucxffm.UcpEndpoint;
 import io.github.ucxffm.UcpWorker;
 import io.github.ucxffm.UcxException;
@@ -16,8 +17,10 @@ import io.netty.channel.ChannelPipeline;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.ConnectTimeoutException;
 import io.netty.channel.EventLoop;
+import io.netty.channel.FileRegion;
 import io.netty.channel.IoEvent;
 import io.netty.channel.IoRegistration;
+import io.netty.channel.RecvByteBufAllocator;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.ChannelInputShutdownReadComplete;
 import io.netty.channel.socket.ServerSocketChannel;
@@ -31,10 +34,13 @@ import java.lang.foreign.MemorySegment;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.nio.ByteBuffer;
 import java.nio.channels.AlreadyConnectedException;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.ConnectionPendingException;
+import java.nio.channels.NotYetConnectedException;
 import java.nio.channels.UnresolvedAddressException;
+import java.nio.channels.WritableByteChannel;
 import java.util.ArrayDeque;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
@@ -43,12 +49,13 @@ import java.util.concurrent.TimeUnit;
  * A byte-stream channel over a UCX endpoint, the UCX counterpart of a TCP socket channel (a Netty
  * {@link SocketChannel}, so that code written for TCP channels takes it as it is): made by a
  * {@code Bootstrap} with {@code channel(UcxSocketChannel.class)} on a group of {@link UcxIoHandler} loops, or
- * accepted by a {@link UcxServerSocketChannel}. Writes ({@code ByteBuf}s) arrive at the peer in order, as written;
- * message boundaries are not kept, as with TCP. See the package comment for the protocol.
+ * accepted by a {@link UcxServerSocketChannel}. Writes ({@code ByteBuf}s, {@code FileRegion}s) arrive at the peer in
+ * order, as written; message boundaries are not kept, as with TCP. See the package comment for the protocol.
  * <p>
  * <b>Options.</b> {@code ALLOW_HALF_CLOSURE}, {@code AUTO_READ}, {@code WRITE_BUFFER_WATER_MARK},
  * {@code CONNECT_TIMEOUT_MILLIS} behave as for TCP. {@code SO_RCVBUF}, set before the channel connects, is its
- * receive window (else {@link UcxTransportConfig#windowBytes()}). {@code SO_SNDBUF} and {@code TCP_NODELAY} are
+ * receive window (else {@link UcxTransportConfig#windowBytes()}). {@code SO_LINGER} 0 makes {@code close()} a reset
+ * for the peer ({@code IOException}, then {@code channelInactive}). {@code SO_SNDBUF} and {@code TCP_NODELAY} are
  * accepted and have no effect: a flush is sent at once, within the peer's window.
  * <p>
  * <b>Threads.</b> As any Netty channel: its event loop runs it; the counters may be read from any thread.
@@ -57,11 +64,12 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
 
     private static final ChannelMetadata METADATA = new ChannelMetadata(false, 16);
     private static final int MAX_IOV = 64;
-    private static final int MESSAGES_PER_READ = 16;
 
     private final UcxSocketChannelConfig config;
     /** For an accepted channel: the connection request's endpoint parameters, used once when registered. */
     private UcpEndpoint.Params acceptParams;
+    /** For an accepted channel until registered: its connection request, refused if it closes unregistered. */
+    private UcpConnectionRequest acceptRequest;
     private final boolean accepted;
     private InetSocketAddress local;
     private InetSocketAddress remote;
@@ -80,8 +88,12 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     private boolean eosSent;
     /** The peer said it closes: the failure of its endpoint that follows is no error. */
     private boolean peerClosing;
+    /** The peer closed with {@code SO_LINGER} 0: {@link #failure} is the reset, reported as it is. */
+    private boolean resetByPeer;
     private boolean queued;
     private boolean readRequested;
+    /** The peer's end of stream is in {@link #inOrder}: what precedes it is read out whether read() was called. */
+    private boolean eosQueued;
     private boolean flushNeeded;
     private boolean connectFinished;
     private boolean failureHandled;
@@ -112,10 +124,12 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         this.accepted = false;
     }
 
-    UcxSocketChannel(Channel parent, UcpEndpoint.Params params, InetSocketAddress remote, InetSocketAddress local) {
+    UcxSocketChannel(UcxServerSocketChannel parent, UcpConnectionRequest request, UcpEndpoint.Params params,
+                     InetSocketAddress remote, InetSocketAddress local) {
         super(parent);
         this.config = new UcxSocketChannelConfig(this);
         this.accepted = true;
+        this.acceptRequest = request;
         this.acceptParams = params;
         this.remote = remote;
         this.local = local;
@@ -255,7 +269,7 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
 
     private void shutdownInput0(ChannelPromise promise) {
         if (!isActive()) {
-            promise.setFailure(new ClosedChannelException());
+            promise.setFailure(open && ep == null ? new NotYetConnectedException() : new ClosedChannelException());
             return;
         }
         inputShutdown = true;
@@ -311,6 +325,7 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     private void acceptOnThisLoop() {
         UcpEndpoint.Params params = acceptParams;
         acceptParams = null;
+        acceptRequest = null;
         UcpWorker worker = handler.worker();
         ep = worker.connect(params.peerErrorHandling(handler.config().peerErrorHandling())
                 .onError(this::onEndpointError));
@@ -371,14 +386,26 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             connectTimeout.cancel(false);
             connectTimeout = null;
         }
+        if (acceptRequest != null) {
+            UcpConnectionRequest r = acceptRequest;
+            acceptRequest = null;
+            acceptParams = null;
+            ((UcxServerSocketChannel) super.parent()).reject(r); // closed before it was registered, so accepted
+        }
         UcpEndpoint e = ep;
         if (handler != null && localId != 0) {
             handler.forget(localId, e);
         }
-        if (e != null) {
+        if (e != null && peerClosing) {
+            // The peer closed first and closes its endpoint: nothing more reaches it, and a flush would wait for
+            // an answer that does not come (UCX logs "error during flush: Endpoint timeout" without peer error
+            // handling). Closed at once.
+            UcxIoHandler.closeForce(e);
+        } else if (e != null) {
             if (connected && failure == null && !e.isFailed() && !eosSent) {
                 try {
-                    sendEos(Wire.FLAG_EOS | Wire.FLAG_CLOSING);
+                    sendEos(config.getSoLinger() == 0 ? Wire.FLAG_EOS | Wire.FLAG_CLOSING | Wire.FLAG_RESET
+                            : Wire.FLAG_EOS | Wire.FLAG_CLOSING);
                 } catch (IOException | RuntimeException ignored) {
                     // the endpoint failed meanwhile: the peer learns from its own endpoint's error
                 }
@@ -411,10 +438,27 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         if (outputShutdown) {
             return;
         }
+        if (ep == null) {
+            throw new NotYetConnectedException();
+        }
         outputShutdown = true;
         if (connected && !eosSent) {
             sendEos(Wire.FLAG_EOS);
         } // else: sent when the hello exchange completes
+    }
+
+    /** {@code AUTO_READ} turned off: a read requested before is forgotten, as a TCP channel stops reading. */
+    void clearReadRequested() {
+        if (!isRegistered()) {
+            readRequested = false; // a child option, set before the channel has a loop
+            return;
+        }
+        EventLoop loop = eventLoop();
+        if (loop.inEventLoop()) {
+            readRequested = false;
+        } else {
+            loop.execute(() -> readRequested = false);
+        }
     }
 
     @Override
@@ -442,8 +486,11 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             buf.release();
             return direct;
         }
+        if (msg instanceof FileRegion) {
+            return msg; // read into direct buffers as it is sent
+        }
         throw new UnsupportedOperationException("unsupported message type: " + StringUtil.simpleClassName(msg)
-                + " (expected ByteBuf)");
+                + " (expected ByteBuf or FileRegion)");
     }
 
     // ---- writing -------------------------------------------------------------------------------------------------
@@ -455,6 +502,10 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         }
         while (!in.isEmpty() && sendCredit > 0) {
             int limit = (int) Math.min(sendCredit, handler.config().maxMessageBytes());
+            if (in.current() instanceof FileRegion region) {
+                writeRegion(in, region, limit);
+                continue;
+            }
             Collector c = collector;
             c.start(limit);
             in.forEachFlushedMessage(c);
@@ -464,6 +515,75 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             }
             sendData(c);
             in.removeBytes(c.total);
+        }
+    }
+
+    /**
+     * Sends up to {@code limit} bytes of a file region, read into a pooled direct buffer (UCX has no sendfile); the
+     * region leaves the outbound buffer once all of it is sent.
+     */
+    private void writeRegion(ChannelOutboundBuffer in, FileRegion region, int limit) throws IOException {
+        long left = region.count() - region.transferred();
+        if (left <= 0) {
+            in.remove();
+            return;
+        }
+        int n = (int) Math.min(left, limit);
+        ByteBuf buf = alloc().directBuffer(n, n);
+        try {
+            RegionSink sink = new RegionSink(buf);
+            while (buf.isWritable() && region.transferred() < region.count()) {
+                long got = region.transferTo(sink, region.transferred());
+                if (got <= 0) {
+                    break;
+                }
+            }
+            int read = buf.readableBytes();
+            if (read == 0 && region.transferred() >= region.count()) {
+                in.remove(); // a region that counts as sent without having given bytes
+                return;
+            }
+            if (read == 0) {
+                throw new IOException("the file region ended after " + region.transferred() + " of its "
+                        + region.count() + " bytes");
+            }
+            Collector c = collector;
+            c.start(read);
+            c.processMessage(buf);
+            sendData(c);
+            in.progress(read);
+        } finally {
+            buf.release();
+        }
+        if (region.transferred() >= region.count()) {
+            in.remove();
+        }
+    }
+
+    /** Where a file region's bytes go: a direct buffer, taking at most what it has room for. */
+    private static final class RegionSink implements WritableByteChannel {
+        private final ByteBuf buf;
+
+        RegionSink(ByteBuf buf) {
+            this.buf = buf;
+        }
+
+        @Override
+        public int write(ByteBuffer src) {
+            int n = Math.min(src.remaining(), buf.writableBytes());
+            ByteBuffer part = src.slice(src.position(), n);
+            buf.writeBytes(part);
+            src.position(src.position() + n);
+            return n;
+        }
+
+        @Override
+        public boolean isOpen() {
+            return true;
+        }
+
+        @Override
+        public void close() {
         }
     }
 
@@ -673,6 +793,14 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     }
 
     void onData(UcpAmMessage m, int flags, long seq) {
+        if ((flags & Wire.FLAG_RESET) != 0) {
+            if (failure == null) {
+                failure = new IOException("Connection reset by peer (the peer closed with SO_LINGER 0)");
+                resetByPeer = true;
+            }
+            handler.markReady(ready);
+            return;
+        }
         if ((flags & Wire.FLAG_CLOSING) != 0) {
             peerClosing = true;
         }
@@ -732,8 +860,7 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
 
     private void arrived(Inbound in) {
         if (in.seq == seqIn && in.done && (early == null || early.isEmpty())) {
-            inOrder.add(in);
-            seqIn++;
+            inOrder(in);
         } else {
             if (early == null) {
                 early = new LongObjectHashMap<>();
@@ -750,8 +877,15 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         Inbound x;
         while ((x = early.get(seqIn)) != null && x.done) {
             early.remove(seqIn);
-            inOrder.add(x);
-            seqIn++;
+            inOrder(x);
+        }
+    }
+
+    private void inOrder(Inbound in) {
+        inOrder.add(in);
+        seqIn++;
+        if ((in.flags & Wire.FLAG_EOS) != 0) {
+            eosQueued = true; // as a TCP channel on the peer's FIN: what is queued is read, with autoRead or not
         }
     }
 
@@ -827,7 +961,7 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             }
             ((UcxUnsafe) unsafe()).resumeWrites();
         }
-        if (open && (connected || accepted) && (readRequested || config.isAutoRead() || inputShutdown)) {
+        if (open && (connected || accepted) && (readRequested || config.isAutoRead() || inputShutdown || eosQueued)) {
             deliver(); // a client passes nothing up before its connect completed (channelActive); after
                        // shutdownInput what comes is dropped (and credited) whether the application reads or not
         }
@@ -876,61 +1010,109 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             }
             return; // the peer closed: its end-of-stream, in order, tells the pipeline
         }
-        pipeline().fireExceptionCaught(new IOException("UCX endpoint to " + remote + " failed: "
-                + failure.getMessage(), failure));
+        pipeline().fireExceptionCaught(resetByPeer ? failure : new IOException("UCX endpoint to " + remote
+                + " failed: " + failure.getMessage(), failure));
         unsafe().close(unsafe().voidPromise());
     }
 
+    /**
+     * Passes what arrived up the pipeline as a read loop of the channel's {@code RecvByteBufAllocator} handle would:
+     * at most {@code guess()} bytes per {@code channelRead} (a slice of the arrived buffer when it is larger), as
+     * long as the handle continues reading; the rest stays queued for the next read. After {@code shutdownInput}
+     * what arrives is dropped (and credited).
+     */
+    @SuppressWarnings("deprecation") // Handle is what recvBufAllocHandle() gives
     private void deliver() {
+        if (inputShutdown) {
+            drop();
+            return;
+        }
         ChannelPipeline p = pipeline();
+        RecvByteBufAllocator.Handle h = unsafe().recvBufAllocHandle();
+        h.reset(config);
         boolean any = false;
+        boolean eos = false;
         long consumed = 0;
-        for (int i = 0; i < MESSAGES_PER_READ && open; i++) {
-            Object next = inOrder.poll();
+        do {
+            Object next = inOrder.peek();
             if (next == null) {
                 break;
             }
-            ByteBuf b;
-            int flags;
-            if (next instanceof ByteBuf plain) {
-                b = plain;
-                flags = 0;
-            } else {
-                Inbound x = (Inbound) next;
-                b = x.buf;
-                x.buf = null;
-                flags = x.flags;
-            }
-            if (b != null) {
-                consumed += b.readableBytes();
-                if (inputShutdown) {
+            ByteBuf b = next instanceof ByteBuf plain ? plain : ((Inbound) next).buf;
+            if (b == null || !b.isReadable()) {
+                inOrder.poll();
+                if (b != null) {
                     b.release();
-                } else {
-                    any = true;
-                    p.fireChannelRead(b);
                 }
-            }
-            if ((flags & Wire.FLAG_EOS) != 0) {
-                if (any) {
-                    readRequested = false;
-                    p.fireChannelReadComplete();
-                    any = false;
+                if (next instanceof Inbound x && (x.flags & Wire.FLAG_EOS) != 0) {
+                    eos = true;
+                    break;
                 }
-                returnCredit(consumed);
-                consumed = 0;
-                endOfStream();
-                break;
+                continue;
             }
-        }
+            int guess = Math.max(1, h.guess());
+            int n = b.readableBytes();
+            ByteBuf out;
+            if (n <= guess) {
+                out = b;
+                inOrder.poll();
+                if (next instanceof Inbound x) {
+                    x.buf = null;
+                    if ((x.flags & Wire.FLAG_EOS) != 0) {
+                        inOrder.addFirst(new Inbound(x.seq, x.flags)); // data and end: the end read next
+                    }
+                }
+            } else {
+                out = b.readRetainedSlice(guess);
+                n = guess;
+            }
+            // more queued: this read filled what it was offered, so the handle goes on while it allows
+            h.attemptedBytesRead(inOrder.isEmpty() ? guess : n);
+            h.lastBytesRead(n);
+            h.incMessagesRead(1);
+            consumed += n;
+            any = true;
+            readRequested = false;
+            p.fireChannelRead(out);
+        } while (open && !inputShutdown && (eosQueued || h.continueReading()));
+        h.readComplete();
         returnCredit(consumed);
-        if (any) {
-            if (!config.isAutoRead()) {
+        if (any || eos) {
+            if (eos) {
                 readRequested = false;
             }
             p.fireChannelReadComplete();
         }
-        if (open && !inOrder.isEmpty() && (readRequested || config.isAutoRead() || inputShutdown)) {
+        if (eos && open) {
+            endOfStream();
+        }
+        if (open && !inOrder.isEmpty() && (readRequested || config.isAutoRead() || inputShutdown || eosQueued)) {
             handler.markReady(ready);
+        }
+    }
+
+    /** Drops (and credits) what arrived after {@code shutdownInput}, up to and with the peer's end of stream. */
+    private void drop() {
+        long consumed = 0;
+        boolean eos = false;
+        for (Object next; !eos && (next = inOrder.poll()) != null; ) {
+            ByteBuf b;
+            if (next instanceof ByteBuf plain) {
+                b = plain;
+            } else {
+                Inbound x = (Inbound) next;
+                b = x.buf;
+                x.buf = null;
+                eos = (x.flags & Wire.FLAG_EOS) != 0;
+            }
+            if (b != null) {
+                consumed += b.readableBytes();
+                b.release();
+            }
+        }
+        returnCredit(consumed);
+        if (eos && open) {
+            endOfStream();
         }
     }
 

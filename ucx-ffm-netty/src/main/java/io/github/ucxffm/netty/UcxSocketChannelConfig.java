@@ -13,7 +13,9 @@ import java.util.Map;
 /**
  * The configuration of a {@link UcxSocketChannel}: Netty's common options, {@code ALLOW_HALF_CLOSURE}, and the
  * socket options a TCP application sets. {@code SO_RCVBUF} (before connecting) is the channel's receive window;
- * {@code SO_SNDBUF}, {@code TCP_NODELAY}, {@code SO_LINGER}, {@code SO_KEEPALIVE}, {@code IP_TOS} and
+ * {@code SO_LINGER} 0 makes {@code close()} a reset: the peer gets {@code exceptionCaught} with an
+ * {@code IOException} ("Connection reset by peer") and loses what it had not read, as with TCP (other values are
+ * an ordinary close); {@code SO_SNDBUF}, {@code TCP_NODELAY}, {@code SO_KEEPALIVE}, {@code IP_TOS} and
  * {@code SO_REUSEADDR} are kept and reported but change nothing: UCX sends each flush at once, and its TCP
  * transport has settings of its own ({@code UCX_TCP_*}).
  */
@@ -30,6 +32,11 @@ public final class UcxSocketChannelConfig extends DefaultChannelConfig implement
 
     UcxSocketChannelConfig(UcxSocketChannel channel) {
         super(channel);
+    }
+
+    @Override
+    protected void autoReadCleared() {
+        ((UcxSocketChannel) channel).clearReadRequested();
     }
 
     @Override

@@ -22,6 +22,11 @@ final class Wire {
     static final int FLAG_EOS = 1;
     /** Data flag: the sender closed its channel (set with {@link #FLAG_EOS}). */
     static final int FLAG_CLOSING = 2;
+    /**
+     * Data flag: the sender closed with {@code SO_LINGER} 0 (set with {@link #FLAG_EOS} and {@link #FLAG_CLOSING}):
+     * the receiver fails the stream at once, as on a TCP reset, dropping what it has not passed up.
+     */
+    static final int FLAG_RESET = 4;
 
     /** Control: a client's first message, sent with the reply flag; {@code src} and {@code window} are its own. */
     static final int HELLO = 1;

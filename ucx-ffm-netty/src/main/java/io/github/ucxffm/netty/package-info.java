@@ -26,12 +26,15 @@
  * bytes as the message's data. A flush sends the flushed buffers as one message of at most
  * {@link io.github.ucxffm.netty.UcxTransportConfig#maxMessageBytes()} (more if needed), gathered from the
  * buffers themselves (the scatter-gather send; heap buffers are copied to direct ones first), which stay retained
- * until UCX completes the send. The receiver copies an eager message once into a direct buffer of the channel's
+ * until UCX completes the send. A {@code FileRegion} is read into pooled direct buffers and sent the same way (UCX
+ * has no sendfile). The receiver copies an eager message once into a direct buffer of the channel's
  * allocator; a rendezvous message is fetched by UCX straight into such a buffer. UCX may complete messages of one
  * endpoint out of order (a rendezvous fetch outlasts later eager messages): the receiver passes data up strictly by
  * {@code seq}, holding early arrivals. Flag {@code EOS} (a message without data, in sequence) is the end of the
  * stream ({@code shutdownOutput}); {@code EOS|CLOSING} is sent by {@code close()}: the reader sees end of stream
- * after all data, and the endpoint failure that follows the peer's close is not reported as an error.
+ * after all data, and the endpoint failure that follows the peer's close is not reported as an error;
+ * {@code EOS|CLOSING|RESET}, sent by a {@code close()} with {@code SO_LINGER} 0, fails the reader's stream at once
+ * ({@code IOException} "Connection reset by peer"), as a TCP reset does.
  * <p>
  * Active message {@code 0x5544} is control, header {@code [int dst][int type][long value][int src][int window]}:
  * {@code HELLO}, {@code HELLO_ACK}, and {@code CREDIT}.
@@ -47,9 +50,11 @@
  *
  * <h2>Close and failure</h2>
  * {@code close()} sends {@code EOS|CLOSING}, then flushes the endpoint (so that what was sent arrives) and closes it
- * by force, without blocking the loop (at most two seconds). A peer's death or a link failure (the endpoint's error
- * callback, with peer error handling on, the default) reaches the pipeline as {@code exceptionCaught} with an
- * {@link java.io.IOException}, then {@code channelInactive} (tested with a peer process killed by SIGKILL, over TCP).
+ * by force, without blocking the loop (at most two seconds); a channel whose peer closed first sends nothing and
+ * closes its endpoint at once (the peer's end is gone: a flush would only time out). A peer's death or a link
+ * failure (the endpoint's error callback, with peer error handling on, the default) reaches the pipeline as
+ * {@code exceptionCaught} with an {@link java.io.IOException}, then {@code channelInactive} (tested with a peer
+ * process killed by SIGKILL, over TCP).
  * With peer error handling off (which lets UCX 1.13 use shared memory), a dead peer may go unnoticed.
  */
 package io.github.ucxffm.netty;

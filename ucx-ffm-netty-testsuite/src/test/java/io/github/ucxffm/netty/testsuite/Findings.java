@@ -7,36 +7,37 @@ package io.github.ucxffm.netty.testsuite;
  */
 final class Findings {
 
-    /** F1. */
-    static final String NOT_YET_CONNECTED = "F1: shutdownInput()/shutdownOutput() of a channel that is not yet "
-            + "connected fails with java.nio.channels.ClosedChannelException, not the not-yet-connected failure this "
-            + "test expects";
-    /** F2. */
-    static final String RECV_ALLOCATOR = "F2: a read hands up what arrived regardless of the channel's "
-            + "RecvByteBufAllocator (its buffer size and maxMessagesPerRead): this test counts the reads of a small "
-            + "allocator and gets fewer (testReadPendingIsResetAfterEachRead: expected 2 but was 1; "
-            + "testAutoReadOffDuringReadOnlyReadsOneTime: more than one read after autoRead was turned off)";
-    /** F3. */
-    static final String FILE_REGION = "F3: UcxSocketChannel writes ByteBufs only: a FileRegion write fails with "
-            + "UnsupportedOperationException (unsupported message type ... expected ByteBuf), and the tests that "
-            + "wait for the region's bytes time out (60 s each)";
-    /** F4. */
-    static final String SO_LINGER = "F4: SO_LINGER=0 is accepted but a close with it is an ordinary close: the client "
-            + "gets channelInactive without an IOException (the test then fails with NullPointerException on the "
-            + "missing cause)";
     /** F5. */
-    static final String HALF_CLOSURE = "F5: times out (20 s) waiting for the half-closure events this test expects "
-            + "(ALLOW_HALF_CLOSURE, AUTO_CLOSE false, AUTO_READ false, small RecvByteBufAllocator); cause not isolated";
-    /** F5, the one that fails at once. */
-    static final String HALF_CLOSURE_CONNECT = "F5: the client's connect fails at once with ConnectException "
-            + "(UCS_ERR_ENDPOINT_TIMEOUT) in this test (ALLOW_HALF_CLOSURE, AUTO_READ off on the server)";
+    static final String HALF_CLOSURE = "F5: the client's connect().sync() never completes (20 s timeout). In "
+            + "testAutoCloseFalseDoesShutdownOutput, when the server child leads, its channelActive blocks the "
+            + "child's loop (it awaits the follower's close) before the child has answered the client's hello, so "
+            + "the UCX connect cannot complete (TCP completes it in the kernel); testAllDataReadClosure: cause not "
+            + "isolated";
     /** F6. */
-    static final String READ_BEFORE_ACTIVE = "F6: with AUTO_READ off, the data the peer sent is not delivered after "
-            + "read() is called (testAutoReadOffNoDataReadUntilReadCalled times out after 10 s; "
-            + "readMustBePendingUntilChannelIsActive, read() before the connect completed, times out after 30 s)";
+    static final String NO_BACKLOG = "F6: a UCX client's connect completes when the server's child channel answers "
+            + "its hello, and a server channel with AUTO_READ off makes no child until read() is called (there is no "
+            + "kernel backlog that completes the handshake first): this test's connect().sync() before "
+            + "serverChannel.read() waits for ever";
+    /** F6. */
+    static final String CLOSED_BEFORE_HELLO = "F6: the server's child handler casts its ChannelHandlerContext to "
+            + "DuplexChannel (ClassCastException) and so closes the child in channelActive; with TCP the client is "
+            + "connected by then and sees the close as end of stream, with UCX the child closes before it answers "
+            + "the client's hello, and the client's connect fails with UCS_ERR_CONNECTION_RESET";
+    /** F8. */
+    static final String READ_SHAPING = "F8: the read-shaping intervals are shorter than the test expects (\"The "
+            + "interval of time is incorrect: 73 not> 100\"): reads go on after the handler turns AUTO_READ off, "
+            + "cause not isolated";
+    /** Not applicable. */
+    static final String NIO_SERVER = "the server of this test is an NioServerSocketChannel (kernel TCP), which a UCX "
+            + "client cannot talk to";
     /** F7. */
-    static final String CLOSE_FORCIBLY = "F7: times out (60 s): the server child is closed from its accept with "
-            + "SO_LINGER 0 and the test waits for the client side to end; cause not isolated";
+    static final String FAST_OPEN = "TCP fast open has no UCX counterpart (TCP_FASTOPEN_CONNECT is an unknown option) "
+            + "and this test's server side is a ChannelInitializer<SocketChannel> (F1): the connect fails with "
+            + "UCS_ERR_CONNECTION_RESET";
+    /** Not the transport's. */
+    static final String NO_TCNATIVE = "needs netty-tcnative's OpenSSL, which this build does not have "
+            + "(NoClassDefFoundError io/netty/internal/tcnative/SSLPrivateKeyMethod); its JDK-provider case is the "
+            + "other parameter";
 
     private Findings() {
     }

@@ -18,13 +18,7 @@ class UcxSocketChannelNotYetConnectedTest extends SocketChannelNotYetConnectedTe
     }
 
     @Test
-    @Disabled(Findings.NOT_YET_CONNECTED)
-    @Override
-    public void testShutdownNotYetConnected(TestInfo testInfo) {
-    }
-
-    @Test
-    @Disabled(Findings.READ_BEFORE_ACTIVE)
+    @Disabled(Findings.NIO_SERVER)
     @Override
     public void readMustBePendingUntilChannelIsActive(TestInfo testInfo) {
     }

@@ -19,7 +19,7 @@ class UcxSocketDataReadInitialStateTest extends SocketDataReadInitialStateTest {
     }
 
     @Test
-    @Disabled(Findings.READ_BEFORE_ACTIVE)
+    @Disabled(Findings.NO_BACKLOG)
     @Override
     public void testAutoReadOffNoDataReadUntilReadCalled(TestInfo testInfo) {
     }

@@ -4,9 +4,6 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.testsuite.transport.TestsuitePermutation.BootstrapComboFactory;
 import io.netty.testsuite.transport.socket.SocketReadPendingTest;
-import org.junit.jupiter.api.Disabled;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInfo;
 
 import java.util.List;
 
@@ -16,11 +13,5 @@ class UcxSocketReadPendingTest extends SocketReadPendingTest {
     @Override
     protected List<BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
         return UcxSocketTestPermutation.INSTANCE.socket();
-    }
-
-    @Test
-    @Disabled(Findings.RECV_ALLOCATOR)
-    @Override
-    public void testReadPendingIsResetAfterEachRead(TestInfo testInfo) {
     }
 }

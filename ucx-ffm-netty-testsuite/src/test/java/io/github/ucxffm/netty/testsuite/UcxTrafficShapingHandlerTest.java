@@ -4,6 +4,9 @@ import io.netty.bootstrap.Bootstrap;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.testsuite.transport.TestsuitePermutation.BootstrapComboFactory;
 import io.netty.testsuite.transport.socket.TrafficShapingHandlerTest;
+import org.junit.jupiter.api.Disabled;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInfo;
 
 import java.util.List;
 
@@ -13,5 +16,17 @@ class UcxTrafficShapingHandlerTest extends TrafficShapingHandlerTest {
     @Override
     protected List<BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
         return UcxSocketTestPermutation.INSTANCE.socket();
+    }
+
+    @Test
+    @Disabled(Findings.READ_SHAPING)
+    @Override
+    public void testReadTrafficShapping(TestInfo testInfo) {
+    }
+
+    @Test
+    @Disabled(Findings.READ_SHAPING)
+    @Override
+    public void testReadGlobalTrafficShapping(TestInfo testInfo) {
     }
 }
