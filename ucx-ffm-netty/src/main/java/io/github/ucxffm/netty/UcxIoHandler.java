@@ -41,7 +41,9 @@ import java.util.function.Consumer;
  * <b>Resources.</b> Each event loop's handler creates its {@code UcpWorker} on the loop's own thread (in
  * {@link #initialize()}, which Netty 4.2 runs there) and closes it in {@link #destroy()}. The handlers of one
  * {@link UcxTransportConfig} (same UCX options and name) share one {@code UcpContext}, counted by reference and
- * closed with the last of them.
+ * closed with the last of them. Shut the event loop groups down ({@code shutdownGracefully()} and wait for
+ * termination) before the JVM exits: a loop still inside UCX while the exiting process runs UCX's library
+ * destructors (daemon loop threads at {@code System.exit}) can make the JVM abort at exit.
  * <p>
  * <b>Running.</b> {@link #run(IoHandlerContext)} progresses the worker while it has work, completes the operations
  * in flight and lets channels act on what arrived (UCX callbacks only record; pipelines run outside them). When idle
