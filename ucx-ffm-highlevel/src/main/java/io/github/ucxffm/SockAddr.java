@@ -21,7 +21,35 @@ final class SockAddr {
     static final int SOCKADDR_IN_SIZE = 16;
     static final int SOCKADDR_IN6_SIZE = 28;
 
+    /**
+     * The system property that lets {@link #requireIpv4} pass IPv6 addresses, for a UCX release that sets up IPv6
+     * connections safely; {@code true} to allow.
+     */
+    static final String ALLOW_IPV6_PROPERTY = "ucxffm.sockaddr.ipv6";
+
     private SockAddr() {
+    }
+
+    /**
+     * Refuses an IPv6 address for UCX's client-server connection setup unless {@value #ALLOW_IPV6_PROPERTY} is
+     * {@code true}. UCX 1.13.1, 1.18.1 and 1.23.0~rc1 corrupt their heap when a server accepts a connection made to
+     * {@code ::1} over tcp (glibc then aborts the process: "malloc(): invalid size", reproduced with a C program on
+     * the UCP API alone, see docs/UCX-BEHAVIOUR.md), and report other IPv6 destinations unreachable. A
+     * {@link java.net.Inet4Address} (also what Java makes of an IPv4-mapped IPv6 literal) passes.
+     *
+     * @param address the listener's or the server's address
+     * @param what    what it is for, for the message
+     * @return {@code address}
+     * @throws IllegalArgumentException for an IPv6 address, unless allowed
+     */
+    static InetSocketAddress requireIpv4(InetSocketAddress address, String what) {
+        if (address.getAddress() instanceof Inet6Address && !Boolean.getBoolean(ALLOW_IPV6_PROPERTY)) {
+            throw new IllegalArgumentException(what + " " + address + " is IPv6: UCX's connection setup over IPv6 "
+                    + "corrupts UCX's heap when the server accepts (UCX 1.13 to 1.23 over ::1; other IPv6 "
+                    + "destinations are unreachable), so ucx-ffm refuses it; use an IPv4 address (127.0.0.1 for "
+                    + "loopback), or -D" + ALLOW_IPV6_PROPERTY + "=true with a UCX release known to be fixed");
+        }
+        return address;
     }
 
     /** Writes {@code address} as a sockaddr into memory from {@code allocator}; its size is the segment's. */

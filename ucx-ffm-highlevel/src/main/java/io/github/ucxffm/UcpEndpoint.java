@@ -125,11 +125,13 @@ public final class UcpEndpoint extends UcxHandle {
         /**
          * Connect to a listener by socket address (client-server mode).
          *
-         * @param address the listener's address
+         * @param address the listener's address: IPv4 (see {@link UcpWorker#listen(InetSocketAddress)} on IPv6)
          * @return the parameters
+         * @throws IllegalArgumentException for an IPv6 address
          */
         public static Params socket(InetSocketAddress address) {
-            return new Params(null, Objects.requireNonNull(address, "address"), null);
+            Objects.requireNonNull(address, "address");
+            return new Params(null, SockAddr.requireIpv4(address, "server address"), null);
         }
 
         static Params request(UcpConnectionRequest request) {

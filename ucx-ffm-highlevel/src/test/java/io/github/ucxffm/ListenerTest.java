@@ -61,6 +61,34 @@ class ListenerTest {
         return l;
     }
 
+    /**
+     * IPv6 is refused before UCX sees it: UCX corrupts its heap accepting a connection made over {@code ::1} (the JVM
+     * aborts), so a listener or a client on an IPv6 address must fail cleanly, and the worker go on serving IPv4.
+     */
+    @Test
+    void shouldRefuseIpv6AddressesAndStayUsable() throws Exception {
+        InetSocketAddress v6 = new InetSocketAddress(InetAddress.getByName("::1"), 0);
+        IllegalArgumentException listen = assertThrows(IllegalArgumentException.class, () -> server.listen(v6));
+        assertTrue(listen.getMessage().contains("IPv6") && listen.getMessage().contains("127.0.0.1"),
+                listen.getMessage());
+        IllegalArgumentException connect = assertThrows(IllegalArgumentException.class,
+                () -> UcpEndpoint.Params.socket(new InetSocketAddress(InetAddress.getByName("::1"), 13337)));
+        assertTrue(connect.getMessage().contains("server address"), connect.getMessage());
+
+        // An IPv4-mapped literal is an Inet4Address in Java: accepted, and it connects.
+        UcpListener l = server.listen(new InetSocketAddress(InetAddress.getByName("::ffff:127.0.0.1"), 0));
+        UcpEndpoint clientEp = client.connect(l.address());
+        AtomicReference<UcpConnectionRequest> request = new AtomicReference<>();
+        progressUntil(() -> {
+            UcpConnectionRequest r = l.poll();
+            if (r != null) {
+                request.set(r);
+            }
+            return request.get() != null;
+        }, 10_000, server, client);
+        exchange(clientEp, request.get().accept(), 71);
+    }
+
     /** A message each way over a connected pair; bytes asserted. */
     private void exchange(UcpEndpoint clientEp, UcpEndpoint serverEp, int seed) {
         for (long size : new long[] {16, 300_000}) {
