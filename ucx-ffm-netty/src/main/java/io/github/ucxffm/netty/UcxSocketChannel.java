@@ -628,27 +628,27 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     private void sendEos(int flags) throws IOException {
         ByteBuf header = alloc().directBuffer(Wire.DATA_HEADER);
         header.writeIntLE(peerId).writeIntLE(flags).writeLongLE(seqOut);
-        SendOp op = new SendOp(header, null);
-        long token;
         try {
-            token = ep.sendAm(Wire.AM_DATA, Wire.segment(header, 0, Wire.DATA_HEADER), MemorySegment.NULL, 0, 0, 0);
+            sendHeader(Wire.AM_DATA, header, Wire.DATA_HEADER, 0);
         } catch (RuntimeException e) {
-            op.abandon();
             throw new IOException("UCX send failed on " + this + ": " + e.getMessage(), e);
         }
         seqOut++;
         eosSent = true;
-        submitted(op, token);
     }
 
     private void sendControl(int type, int dst, long value, int flags) {
         ByteBuf header = alloc().directBuffer(Wire.CONTROL_HEADER);
         header.writeIntLE(dst).writeIntLE(type).writeLongLE(value).writeIntLE(localId).writeIntLE(window);
+        sendHeader(Wire.AM_CONTROL, header, Wire.CONTROL_HEADER, flags);
+    }
+
+    /** Sends an active message that is its header alone; the header is released when UCX is done with it. */
+    private void sendHeader(int id, ByteBuf header, int length, int flags) {
         SendOp op = new SendOp(header, null);
         long token;
         try {
-            token = ep.sendAm(Wire.AM_CONTROL, Wire.segment(header, 0, Wire.CONTROL_HEADER), MemorySegment.NULL, 0, 0,
-                    flags);
+            token = ep.sendAm(id, Wire.segment(header, 0, length), MemorySegment.NULL, 0, 0, flags);
         } catch (RuntimeException e) {
             op.abandon();
             throw e;
