@@ -79,6 +79,8 @@ public final class UcxIoHandler implements IoHandler {
     private volatile UcpWorker worker;
     private boolean destroyed;
     private int lastId;
+    /** Times the loop armed the worker and slept: written by the loop only, read by tests. */
+    private volatile long sleeps;
 
     private UcxIoHandler(UcxTransportConfig config, ThreadAwareExecutor executor) {
         this.config = config;
@@ -225,6 +227,11 @@ public final class UcxIoHandler implements IoHandler {
         }
     }
 
+    /** How many times this loop has gone to sleep on its worker, for tests. */
+    long sleeps() {
+        return sleeps;
+    }
+
     /** Contexts in use by event loops, for tests. */
     static int openContexts() {
         synchronized (CONTEXTS) {
@@ -258,6 +265,7 @@ public final class UcxIoHandler implements IoHandler {
                 // came since the last progress (the next run() progresses them).
                 long delay = context.delayNanos(System.nanoTime());
                 if (ready.isEmpty() && delay > 0) {
+                    sleeps++;
                     worker.armAndWait((int) Math.min(Integer.MAX_VALUE, (delay + 999_999) / 1_000_000));
                 }
             } finally {

@@ -126,7 +126,7 @@ public final class TransportBench {
         compared.put("grpc", grpcVersion());
         for (TransportKind t : options.transports()) {
             compared.put(t.label(), t.description() + (t.isUcx() ? ": "
-                    + UcxTransports.config(t, options.ucxSpinNanos()) : ""));
+                    + UcxTransports.config(t, t.spinNanos(options.ucxSpinNanos())) : ""));
         }
         String environment = Environment.describe(compared);
         out.println(environment);
@@ -196,7 +196,7 @@ public final class TransportBench {
         try {
             server = startServer(t, log);
             ports = awaitReady(server, log, 60);
-            client = t.open(1, options.ucxSpinNanos());
+            client = t.open(1, t.spinNanos(options.ucxSpinNanos()));
         } catch (IOException | RuntimeException | LinkageError e) {
             // a transport that cannot run here (no epoll, no UCX library) fails its cells, not the sitting
             broken = e.getMessage() == null ? e.toString() : e.getMessage();
@@ -373,7 +373,8 @@ public final class TransportBench {
     }
 
     private Process startServer(TransportKind t, Path log) throws IOException {
-        ProcessBuilder pb = new ProcessBuilder(serverCommand(t, options.ucxSpinNanos())).redirectErrorStream(true)
+        ProcessBuilder pb = new ProcessBuilder(serverCommand(t, t.spinNanos(options.ucxSpinNanos())))
+                .redirectErrorStream(true)
                 .redirectOutput(log.toFile());
         pb.environment().put("LC_ALL", "C");
         Process p = pb.start();

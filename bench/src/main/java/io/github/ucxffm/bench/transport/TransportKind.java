@@ -19,7 +19,15 @@ enum TransportKind implements Labelled {
     /** ucx-ffm-netty with UCX's shared-memory transports. */
     UCX_SHM("ucx-shm", "ucx-ffm-netty, UCX shared memory"),
     /** ucx-ffm-netty with UCX's tcp transport. */
-    UCX_TCP("ucx-tcp", "ucx-ffm-netty, UCX tcp");
+    UCX_TCP("ucx-tcp", "ucx-ffm-netty, UCX tcp"),
+    /**
+     * {@link #UCX_SHM} with event loops that keep progressing for a while ({@link #SPIN_NANOS} unless
+     * {@code --ucx-spin} says otherwise) before they sleep: ucx-ffm-netty's spin window, a core traded for latency.
+     */
+    UCX_SHM_SPIN("ucx-shm-spin", "ucx-ffm-netty, UCX shared memory, idle loops spin before sleeping");
+
+    /** The spin window of {@link #UCX_SHM_SPIN} when {@code --ucx-spin} gives none: 50 us. */
+    static final long SPIN_NANOS = 50_000;
 
     private final String label;
     private final String description;
@@ -36,7 +44,17 @@ enum TransportKind implements Labelled {
 
     /** Whether it is ucx-ffm-netty's. */
     boolean isUcx() {
-        return this == UCX_SHM || this == UCX_TCP;
+        return this == UCX_SHM || this == UCX_TCP || this == UCX_SHM_SPIN;
+    }
+
+    /**
+     * The idle spin of this transport's event loops.
+     *
+     * @param option {@code --ucx-spin}, or negative when not given
+     * @return the spin in ns, or negative for ucx-ffm-netty's default (no spin unless its system property says)
+     */
+    long spinNanos(long option) {
+        return this == UCX_SHM_SPIN && option < 0 ? SPIN_NANOS : option;
     }
 
     /** What it is, in a few words. */
@@ -73,7 +91,7 @@ enum TransportKind implements Labelled {
             }
             case NIO -> new NettyTransport(new MultiThreadIoEventLoopGroup(threads, NioIoHandler.newFactory()),
                     NioServerSocketChannel.class, NioSocketChannel.class, true);
-            case UCX_SHM, UCX_TCP -> UcxTransports.open(this, threads, spinNanos);
+            case UCX_SHM, UCX_TCP, UCX_SHM_SPIN -> UcxTransports.open(this, threads, spinNanos);
         };
     }
 }

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Test;
 import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The table, the ratios against epoll, the targets and the CSV of a sitting. */
@@ -137,6 +138,26 @@ class TransportResultsTest {
         // a rate 12% lower is 1/0.88 = 1.14 times worse: beyond 10%, though its CPU per request is the same
         assertTrue(slow.targets().contains("worst echo-pingpong 64 B req/s 0.88x: not met"), slow.targets());
         assertTrue(ok.targets().contains("gRPC unary p50 over ucx-shm below epoll: not measured"), ok.targets());
+        // the spin window's lines only where ucx-shm-spin ran
+        assertFalse(t.contains("ucx-shm-spin"), t);
+        TransportResults spin = sample();
+        spin.add(m(TransportKind.UCX_SHM_SPIN, PINGPONG, 1_000_000, 2.0, 9.0, 1.0, 1.0));
+        String s = spin.targets();
+        assertTrue(s.contains("echo 64 B p50 over ucx-shm-spin at most 0.5x epoll: 0.10x in echo-pingpong 64 B: met"),
+                s);
+        assertTrue(s.contains("gRPC unary p50 over ucx-shm-spin below epoll: not measured"), s);
+        assertTrue(s.contains("echo 64 B p50 over ucx-shm at most 0.5x epoll: 0.40x"), s);
+    }
+
+    @Test
+    void shouldSpinOnlyTheSpinningTransportUnlessTold() {
+        assertEquals(TransportKind.SPIN_NANOS, TransportKind.UCX_SHM_SPIN.spinNanos(-1));
+        assertEquals(0, TransportKind.UCX_SHM_SPIN.spinNanos(0), "--ucx-spin 0 turns it off");
+        assertEquals(-1, TransportKind.UCX_SHM.spinNanos(-1), "ucx-ffm-netty's default");
+        assertEquals(7_000, TransportKind.UCX_TCP.spinNanos(7_000));
+        assertTrue(TransportBench.serverCommand(TransportKind.UCX_SHM_SPIN, TransportKind.UCX_SHM_SPIN.spinNanos(-1))
+                .containsAll(List.of("--transport", "ucx-shm-spin", "--ucx-spin", "50000")));
+        assertTrue(UcxTransports.config(TransportKind.UCX_SHM_SPIN, 50_000).toString().contains("spinNanos=50000"));
     }
 
     @Test
