@@ -1027,6 +1027,11 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             drop();
             return;
         }
+        if (inOrder.isEmpty()) {
+            // Nothing to read: no read loop. An empty one would still tell the handle "0 bytes read" and shrink an
+            // adaptive allocator's guess, so that a later message would be cut into smaller reads than it needs.
+            return;
+        }
         ChannelPipeline p = pipeline();
         RecvByteBufAllocator.Handle h = unsafe().recvBufAllocHandle();
         h.reset(config);
