@@ -111,6 +111,10 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     private ChannelPromise connectPromise;
     private Future<?> connectTimeout;
     private final Collector collector = new Collector();
+    /** Sends handed to UCX and not yet completed: the endpoint is closed only after them. */
+    private int sendsInFlight;
+    /** Closed while sends were in flight: the endpoint, closed when the last of them completes. */
+    private UcpEndpoint closeAfterSends;
 
     private volatile long bytesSent;
     private volatile long bytesReceived;
@@ -410,9 +414,42 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
                     // the endpoint failed meanwhile: the peer learns from its own endpoint's error
                 }
             }
-            handler.closeEndpoint(e);
+            if (sendsInFlight > 0) {
+                closeAfterSends(e);
+            } else {
+                handler.closeEndpoint(e);
+            }
         }
         releaseInbound();
+    }
+
+    /**
+     * Closes the endpoint once the sends in flight completed. A flush does not wait for them: a rendezvous message
+     * is complete only when the peer has fetched its data, which it cannot once the endpoint is closed (the peer's
+     * fetch then fails with an endpoint timeout, and the data written before {@code close()} is lost). Bounded: a
+     * peer that fetches nothing for as long as a close may flush has its endpoint closed all the same.
+     */
+    private void closeAfterSends(UcpEndpoint e) {
+        closeAfterSends = e;
+        try {
+            eventLoop().schedule(() -> {
+                if (closeAfterSends == e) {
+                    closeAfterSends = null;
+                    handler.closeEndpoint(e);
+                }
+            }, UcxIoHandler.CLOSE_FLUSH_NANOS, TimeUnit.NANOSECONDS);
+        } catch (RuntimeException rejected) {
+            closeAfterSends = null; // the loop is shutting down: its handler flushes and closes what is left
+            handler.closeEndpoint(e);
+        }
+    }
+
+    private void sendEnded() {
+        if (--sendsInFlight == 0 && closeAfterSends != null) {
+            UcpEndpoint e = closeAfterSends;
+            closeAfterSends = null;
+            handler.closeEndpoint(e);
+        }
     }
 
     private void releaseInbound() {
@@ -650,7 +687,7 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         try {
             token = ep.sendAm(id, Wire.segment(header, 0, length), MemorySegment.NULL, 0, 0, flags);
         } catch (RuntimeException e) {
-            op.abandon();
+            op.done(e); // never in flight
             throw e;
         }
         submitted(op, token);
@@ -708,19 +745,24 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         }
     }
 
-    /** A send in flight: the header and the written buffers, released when UCX is done with them. */
-    private static final class SendOp extends UcxIoHandler.Op {
+    /**
+     * A send in flight: the header and the written buffers, released when UCX is done with them; counted in
+     * {@link #sendsInFlight} from its creation to its completion.
+     */
+    private final class SendOp extends UcxIoHandler.Op {
         private ByteBuf header;
         private ByteBuf[] bufs;
 
         SendOp(ByteBuf header, ByteBuf[] bufs) {
             this.header = header;
             this.bufs = bufs;
+            sendsInFlight++;
         }
 
         @Override
         void done(Throwable failure) {
             abandon();
+            sendEnded();
         }
 
         @Override

@@ -161,6 +161,48 @@ class LifecycleTest extends UcxTestBase {
         server.close().sync();
     }
 
+    /**
+     * A rendezvous message is complete only once the peer fetched its data: a close right after the write (the
+     * write's promise completes when UCX takes the message) keeps its endpoint until then. Closed at once, as
+     * before, the peer's fetch failed with an endpoint timeout and the data was lost.
+     */
+    @Test
+    void shouldDeliverALargeWriteThatIsClosedBeforeThePeerFetchedIt() throws Exception {
+        int size = 1 << 20;
+        EventLoopGroup serverGroup = group(1, TCP);
+        EventLoopGroup clientGroup = group(1, TCP);
+        CompletableFuture<Channel> child = new CompletableFuture<>();
+        UcxServerSocketChannel server = server(serverGroup, serverGroup, ch -> child.complete(ch), null);
+        Recorder clientSide = new Recorder();
+        Channel client = client(clientGroup, ch -> ch.pipeline().addLast(clientSide))
+                .connect(server.localAddress()).sync().channel();
+        Channel accepted = child.get(10, TimeUnit.SECONDS);
+        long rendezvous = UcxTransportStats.rendezvousReceived();
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        client.eventLoop().execute(() -> {
+            held.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        try {
+            assertTrue(held.await(10, TimeUnit.SECONDS));
+            // The client's loop is held: the message's data can be fetched only once it runs again, after the close.
+            accepted.writeAndFlush(accepted.alloc().directBuffer(size).writeZero(size)).sync();
+            accepted.close().sync();
+        } finally {
+            release.countDown();
+        }
+        clientSide.inactive.get(20, TimeUnit.SECONDS);
+        assertEquals(size, clientSide.text().length(), "what was written before close() arrives");
+        assertTrue(UcxTransportStats.rendezvousReceived() > rendezvous, "the data came as a rendezvous message");
+        assertEquals(List.of("active", "inactive"), clientSide.events, "a graceful close is no error");
+        server.close().sync();
+    }
+
     @Test
     void shouldRefuseAConnectionToAPortWithoutListener() throws Exception {
         int port;
