@@ -96,6 +96,8 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     private boolean eosQueued;
     private boolean flushNeeded;
     private boolean connectFinished;
+    /** An accepted channel got its client's hello: {@code channelActive} is due. */
+    private boolean activeNeeded;
     private boolean failureHandled;
     private Throwable failure;
 
@@ -158,7 +160,7 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
 
     @Override
     public boolean isActive() {
-        return open && ep != null && (connected || accepted);
+        return open && ep != null && connected; // an accepted channel: once its client's hello came
     }
 
     @Override
@@ -273,7 +275,7 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
 
     private void shutdownInput0(ChannelPromise promise) {
         if (!isActive()) {
-            promise.setFailure(open && ep == null ? new NotYetConnectedException() : new ClosedChannelException());
+            promise.setFailure(open ? new NotYetConnectedException() : new ClosedChannelException());
             return;
         }
         inputShutdown = true;
@@ -337,6 +339,15 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         handler.accepted(ep, this);
         window = receiveWindow();
         UcxTransportStats.opened();
+        int timeoutMillis = config.getConnectTimeoutMillis();
+        if (timeoutMillis > 0) {
+            // a client whose hello never comes (without peer error handling its endpoint may not fail either)
+            connectTimeout = eventLoop().schedule(() -> {
+                if (!connected) {
+                    unsafe().close(unsafe().voidPromise());
+                }
+            }, timeoutMillis, TimeUnit.MILLISECONDS);
+        }
     }
 
     @Override
@@ -815,7 +826,9 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         peerId = src;
         sendCredit = peerWindow;
         connected = true;
-        sendControl(Wire.HELLO_ACK, src, 0, 0);
+        sendControl(Wire.HELLO_ACK, src, 0, 0); // answered here, in the callback: the client's connect completes
+                                                // whatever this channel's channelActive then does with the loop
+        activeNeeded = true;
         flushNeeded = true;
         handler.markReady(ready);
     }
@@ -992,6 +1005,14 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             connectFinished = false;
             finishConnect();
         }
+        if (activeNeeded) {
+            activeNeeded = false;
+            if (connectTimeout != null) {
+                connectTimeout.cancel(false);
+                connectTimeout = null;
+            }
+            pipeline().fireChannelActive(); // writes from channelActive go out at once: the peer is known
+        }
         if (flushNeeded && connected && open) {
             flushNeeded = false;
             if (outputShutdown && !eosSent) {
@@ -1003,7 +1024,7 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             }
             ((UcxUnsafe) unsafe()).resumeWrites();
         }
-        if (open && (connected || accepted) && (readRequested || config.isAutoRead() || inputShutdown || eosQueued)) {
+        if (open && connected && (readRequested || config.isAutoRead() || inputShutdown || eosQueued)) {
             deliver(); // a client passes nothing up before its connect completed (channelActive); after
                        // shutdownInput what comes is dropped (and credited) whether the application reads or not
         }
@@ -1045,6 +1066,10 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             unsafe().close(unsafe().voidPromise()); // closed first, so that the failed connect finds it closed
             p.tryFailure(ce);
             return;
+        }
+        if (!connected) {
+            unsafe().close(unsafe().voidPromise()); // an accepted channel whose client went before its hello:
+            return;                                 // never active, as a TCP connection reset in the backlog
         }
         if (peerClosing) {
             if (!config.isAllowHalfClosure() && inOrder.isEmpty()) {

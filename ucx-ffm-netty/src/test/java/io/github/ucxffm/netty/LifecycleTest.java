@@ -203,6 +203,71 @@ class LifecycleTest extends UcxTestBase {
         server.close().sync();
     }
 
+    /**
+     * An accepted channel answers its client's hello inside the worker's callback and becomes active after it: the
+     * client's connect completes even when the accepted side's {@code channelActive} then holds its loop, and what
+     * that {@code channelActive} writes goes out at once (the peer is known), as on a TCP connection the kernel
+     * completed.
+     */
+    @Test
+    void shouldCompleteTheConnectWhileTheAcceptedChannelHoldsItsLoopInChannelActive() throws Exception {
+        EventLoopGroup serverGroup = group(1, TCP);
+        EventLoopGroup clientGroup = group(1, TCP);
+        CountDownLatch release = new CountDownLatch(1);
+        List<Boolean> activeWhenActive = new CopyOnWriteArrayList<>();
+        UcxServerSocketChannel server = server(serverGroup, serverGroup, ch -> ch.pipeline().addLast(
+                new ChannelInboundHandlerAdapter() {
+                    @Override
+                    public void channelActive(ChannelHandlerContext ctx) throws Exception {
+                        activeWhenActive.add(ctx.channel().isActive());
+                        ctx.writeAndFlush(ascii(ctx.channel(), "hello"));
+                        release.await(); // the loop is held until the client read what was written above
+                    }
+                }), null);
+        CompletableFuture<String> read = new CompletableFuture<>();
+        try {
+            ChannelFuture connect = client(clientGroup, ch -> ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                @Override
+                public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                    read.complete(((ByteBuf) msg).toString(StandardCharsets.US_ASCII));
+                    ((ByteBuf) msg).release();
+                }
+            })).connect(server.localAddress());
+            assertTrue(connect.await(10, TimeUnit.SECONDS), "the connect completes while the server's loop is held");
+            assertTrue(connect.isSuccess(), () -> "connect failed: " + connect.cause());
+            assertEquals("hello", read.get(10, TimeUnit.SECONDS),
+                    "what channelActive wrote arrives while the loop is held");
+        } finally {
+            release.countDown();
+        }
+        assertEquals(List.of(true), activeWhenActive);
+        server.close().sync();
+    }
+
+    /**
+     * An accepted channel that closes in its {@code channelActive} (as a handler that fails there does): the client
+     * is connected by then and sees the close as end of stream, as with TCP, not a failed connect.
+     */
+    @Test
+    void shouldGiveEndOfStreamWhenTheAcceptedChannelClosesInChannelActive() throws Exception {
+        EventLoopGroup group = group(2, TCP);
+        UcxServerSocketChannel server = server(group, group, ch -> ch.pipeline().addLast(
+                new ChannelInboundHandlerAdapter() {
+                    @Override
+                    public void channelActive(ChannelHandlerContext ctx) {
+                        ctx.close();
+                    }
+                }), null);
+        Recorder clientSide = new Recorder();
+        Channel client = client(group, ch -> ch.pipeline().addLast(clientSide))
+                .option(ChannelOption.ALLOW_HALF_CLOSURE, true).connect(server.localAddress()).sync().channel();
+        clientSide.inputShutdown.get(10, TimeUnit.SECONDS);
+        client.close().sync();
+        clientSide.inactive.get(10, TimeUnit.SECONDS);
+        assertEquals(List.of("active", "inputShutdown:", "inputShutdownReadComplete", "inactive"), clientSide.events);
+        server.close().sync();
+    }
+
     @Test
     void shouldRefuseAConnectionToAPortWithoutListener() throws Exception {
         int port;
