@@ -56,7 +56,7 @@ public final class UcxIoHandler implements IoHandler {
     private static final InternalLogger LOG = InternalLoggerFactory.getInstance(UcxIoHandler.class);
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
     private static final ValueLayout.OfLong LONG = ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
-    private static final long CLOSE_FLUSH_NANOS = TimeUnit.SECONDS.toNanos(2);
+    static final long CLOSE_FLUSH_NANOS = TimeUnit.SECONDS.toNanos(2);
 
     private static final Map<Object, SharedContext> CONTEXTS = new HashMap<>();
 

@@ -96,6 +96,8 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     private boolean eosQueued;
     private boolean flushNeeded;
     private boolean connectFinished;
+    /** An accepted channel got its client's hello: {@code channelActive} is due. */
+    private boolean activeNeeded;
     private boolean failureHandled;
     private Throwable failure;
 
@@ -111,6 +113,10 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     private ChannelPromise connectPromise;
     private Future<?> connectTimeout;
     private final Collector collector = new Collector();
+    /** Sends handed to UCX and not yet completed: the endpoint is closed only after them. */
+    private int sendsInFlight;
+    /** Closed while sends were in flight: the endpoint, closed when the last of them completes. */
+    private UcpEndpoint closeAfterSends;
 
     private volatile long bytesSent;
     private volatile long bytesReceived;
@@ -154,7 +160,7 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
 
     @Override
     public boolean isActive() {
-        return open && ep != null && (connected || accepted);
+        return open && ep != null && connected; // an accepted channel: once its client's hello came
     }
 
     @Override
@@ -269,7 +275,7 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
 
     private void shutdownInput0(ChannelPromise promise) {
         if (!isActive()) {
-            promise.setFailure(open && ep == null ? new NotYetConnectedException() : new ClosedChannelException());
+            promise.setFailure(open ? new NotYetConnectedException() : new ClosedChannelException());
             return;
         }
         inputShutdown = true;
@@ -333,6 +339,15 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         handler.accepted(ep, this);
         window = receiveWindow();
         UcxTransportStats.opened();
+        int timeoutMillis = config.getConnectTimeoutMillis();
+        if (timeoutMillis > 0) {
+            // a client whose hello never comes (without peer error handling its endpoint may not fail either)
+            connectTimeout = eventLoop().schedule(() -> {
+                if (!connected) {
+                    unsafe().close(unsafe().voidPromise());
+                }
+            }, timeoutMillis, TimeUnit.MILLISECONDS);
+        }
     }
 
     @Override
@@ -410,9 +425,42 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
                     // the endpoint failed meanwhile: the peer learns from its own endpoint's error
                 }
             }
-            handler.closeEndpoint(e);
+            if (sendsInFlight > 0) {
+                closeAfterSends(e);
+            } else {
+                handler.closeEndpoint(e);
+            }
         }
         releaseInbound();
+    }
+
+    /**
+     * Closes the endpoint once the sends in flight completed. A flush does not wait for them: a rendezvous message
+     * is complete only when the peer has fetched its data, which it cannot once the endpoint is closed (the peer's
+     * fetch then fails with an endpoint timeout, and the data written before {@code close()} is lost). Bounded: a
+     * peer that fetches nothing for as long as a close may flush has its endpoint closed all the same.
+     */
+    private void closeAfterSends(UcpEndpoint e) {
+        closeAfterSends = e;
+        try {
+            eventLoop().schedule(() -> {
+                if (closeAfterSends == e) {
+                    closeAfterSends = null;
+                    handler.closeEndpoint(e);
+                }
+            }, UcxIoHandler.CLOSE_FLUSH_NANOS, TimeUnit.NANOSECONDS);
+        } catch (RuntimeException rejected) {
+            closeAfterSends = null; // the loop is shutting down: its handler flushes and closes what is left
+            handler.closeEndpoint(e);
+        }
+    }
+
+    private void sendEnded() {
+        if (--sendsInFlight == 0 && closeAfterSends != null) {
+            UcpEndpoint e = closeAfterSends;
+            closeAfterSends = null;
+            handler.closeEndpoint(e);
+        }
     }
 
     private void releaseInbound() {
@@ -650,7 +698,7 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         try {
             token = ep.sendAm(id, Wire.segment(header, 0, length), MemorySegment.NULL, 0, 0, flags);
         } catch (RuntimeException e) {
-            op.abandon();
+            op.done(e); // never in flight
             throw e;
         }
         submitted(op, token);
@@ -708,19 +756,24 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         }
     }
 
-    /** A send in flight: the header and the written buffers, released when UCX is done with them. */
-    private static final class SendOp extends UcxIoHandler.Op {
+    /**
+     * A send in flight: the header and the written buffers, released when UCX is done with them; counted in
+     * {@link #sendsInFlight} from its creation to its completion.
+     */
+    private final class SendOp extends UcxIoHandler.Op {
         private ByteBuf header;
         private ByteBuf[] bufs;
 
         SendOp(ByteBuf header, ByteBuf[] bufs) {
             this.header = header;
             this.bufs = bufs;
+            sendsInFlight++;
         }
 
         @Override
         void done(Throwable failure) {
             abandon();
+            sendEnded();
         }
 
         @Override
@@ -773,7 +826,9 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         peerId = src;
         sendCredit = peerWindow;
         connected = true;
-        sendControl(Wire.HELLO_ACK, src, 0, 0);
+        sendControl(Wire.HELLO_ACK, src, 0, 0); // answered here, in the callback: the client's connect completes
+                                                // whatever this channel's channelActive then does with the loop
+        activeNeeded = true;
         flushNeeded = true;
         handler.markReady(ready);
     }
@@ -950,6 +1005,14 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             connectFinished = false;
             finishConnect();
         }
+        if (activeNeeded) {
+            activeNeeded = false;
+            if (connectTimeout != null) {
+                connectTimeout.cancel(false);
+                connectTimeout = null;
+            }
+            pipeline().fireChannelActive(); // writes from channelActive go out at once: the peer is known
+        }
         if (flushNeeded && connected && open) {
             flushNeeded = false;
             if (outputShutdown && !eosSent) {
@@ -961,7 +1024,7 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             }
             ((UcxUnsafe) unsafe()).resumeWrites();
         }
-        if (open && (connected || accepted) && (readRequested || config.isAutoRead() || inputShutdown || eosQueued)) {
+        if (open && connected && (readRequested || config.isAutoRead() || inputShutdown || eosQueued)) {
             deliver(); // a client passes nothing up before its connect completed (channelActive); after
                        // shutdownInput what comes is dropped (and credited) whether the application reads or not
         }
@@ -1004,6 +1067,10 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             p.tryFailure(ce);
             return;
         }
+        if (!connected) {
+            unsafe().close(unsafe().voidPromise()); // an accepted channel whose client went before its hello:
+            return;                                 // never active, as a TCP connection reset in the backlog
+        }
         if (peerClosing) {
             if (!config.isAllowHalfClosure() && inOrder.isEmpty()) {
                 unsafe().close(unsafe().voidPromise());
@@ -1025,6 +1092,11 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     private void deliver() {
         if (inputShutdown) {
             drop();
+            return;
+        }
+        if (inOrder.isEmpty()) {
+            // Nothing to read: no read loop. An empty one would still tell the handle "0 bytes read" and shrink an
+            // adaptive allocator's guess, so that a later message would be cut into smaller reads than it needs.
             return;
         }
         ChannelPipeline p = pipeline();

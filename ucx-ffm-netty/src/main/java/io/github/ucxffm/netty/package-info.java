@@ -19,7 +19,14 @@
  * the other chose: every data and control header starts with the receiver's connection id, looked up in a hash
  * map of the worker. The client's connect completes on {@code HELLO_ACK}; a failed endpoint before it fails the
  * connect with {@link java.net.ConnectException}, and {@code CONNECT_TIMEOUT_MILLIS} with
- * {@link io.netty.channel.ConnectTimeoutException}.
+ * {@link io.netty.channel.ConnectTimeoutException}. The server sends {@code HELLO_ACK} inside the worker's callback
+ * that received {@code HELLO}, and its child channel becomes active ({@code isActive()}, {@code channelActive})
+ * only after that: whatever the child's {@code channelActive} does (write, hold its loop, close), the client's
+ * connect completes, and a child closed there gives the client end of stream, as with TCP. A child whose client
+ * goes before its hello closes without being active; one whose hello does not come within its
+ * {@code CONNECT_TIMEOUT_MILLIS} closes. There is no backlog: the server's endpoint, whose creation completes the
+ * client's UCX connection, is made on the child's own loop's worker, so only once the server channel has read the
+ * connection (with {@code AUTO_READ} off, after {@code read()}).
  *
  * <h2>Messages</h2>
  * Active message {@code 0x5543} carries data, header {@code [int dst][int flags][long seq]} (little-endian), the
@@ -49,8 +56,10 @@
  * respects {@code isWritable()} holds at most the high water mark plus one message.
  *
  * <h2>Close and failure</h2>
- * {@code close()} sends {@code EOS|CLOSING}, then flushes the endpoint (so that what was sent arrives) and closes it
- * by force, without blocking the loop (at most two seconds); a channel whose peer closed first sends nothing and
+ * {@code close()} sends {@code EOS|CLOSING}, waits for the channel's sends in flight (a rendezvous message is
+ * complete only once the peer has fetched its data, which it cannot from a closed endpoint; {@code ucp_ep_flush}
+ * does not wait for active messages), then flushes the endpoint and closes it by force, without blocking the loop
+ * (at most two seconds for each); a channel whose peer closed first sends nothing and
  * closes its endpoint at once (the peer's end is gone: a flush would only time out). A peer's death or a link
  * failure (the endpoint's error callback, with peer error handling on, the default) reaches the pipeline as
  * {@code exceptionCaught} with an {@link java.io.IOException}, then {@code channelInactive} (tested with a peer

@@ -161,6 +161,113 @@ class LifecycleTest extends UcxTestBase {
         server.close().sync();
     }
 
+    /**
+     * A rendezvous message is complete only once the peer fetched its data: a close right after the write (the
+     * write's promise completes when UCX takes the message) keeps its endpoint until then. Closed at once, as
+     * before, the peer's fetch failed with an endpoint timeout and the data was lost.
+     */
+    @Test
+    void shouldDeliverALargeWriteThatIsClosedBeforeThePeerFetchedIt() throws Exception {
+        int size = 1 << 20;
+        EventLoopGroup serverGroup = group(1, TCP);
+        EventLoopGroup clientGroup = group(1, TCP);
+        CompletableFuture<Channel> child = new CompletableFuture<>();
+        UcxServerSocketChannel server = server(serverGroup, serverGroup, ch -> child.complete(ch), null);
+        Recorder clientSide = new Recorder();
+        Channel client = client(clientGroup, ch -> ch.pipeline().addLast(clientSide))
+                .connect(server.localAddress()).sync().channel();
+        Channel accepted = child.get(10, TimeUnit.SECONDS);
+        long rendezvous = UcxTransportStats.rendezvousReceived();
+        CountDownLatch held = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        client.eventLoop().execute(() -> {
+            held.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        try {
+            assertTrue(held.await(10, TimeUnit.SECONDS));
+            // The client's loop is held: the message's data can be fetched only once it runs again, after the close.
+            accepted.writeAndFlush(accepted.alloc().directBuffer(size).writeZero(size)).sync();
+            accepted.close().sync();
+        } finally {
+            release.countDown();
+        }
+        clientSide.inactive.get(20, TimeUnit.SECONDS);
+        assertEquals(size, clientSide.text().length(), "what was written before close() arrives");
+        assertTrue(UcxTransportStats.rendezvousReceived() > rendezvous, "the data came as a rendezvous message");
+        assertEquals(List.of("active", "inactive"), clientSide.events, "a graceful close is no error");
+        server.close().sync();
+    }
+
+    /**
+     * An accepted channel answers its client's hello inside the worker's callback and becomes active after it: the
+     * client's connect completes even when the accepted side's {@code channelActive} then holds its loop, and what
+     * that {@code channelActive} writes goes out at once (the peer is known), as on a TCP connection the kernel
+     * completed.
+     */
+    @Test
+    void shouldCompleteTheConnectWhileTheAcceptedChannelHoldsItsLoopInChannelActive() throws Exception {
+        EventLoopGroup serverGroup = group(1, TCP);
+        EventLoopGroup clientGroup = group(1, TCP);
+        CountDownLatch release = new CountDownLatch(1);
+        List<Boolean> activeWhenActive = new CopyOnWriteArrayList<>();
+        UcxServerSocketChannel server = server(serverGroup, serverGroup, ch -> ch.pipeline().addLast(
+                new ChannelInboundHandlerAdapter() {
+                    @Override
+                    public void channelActive(ChannelHandlerContext ctx) throws Exception {
+                        activeWhenActive.add(ctx.channel().isActive());
+                        ctx.writeAndFlush(ascii(ctx.channel(), "hello"));
+                        release.await(); // the loop is held until the client read what was written above
+                    }
+                }), null);
+        CompletableFuture<String> read = new CompletableFuture<>();
+        try {
+            ChannelFuture connect = client(clientGroup, ch -> ch.pipeline().addLast(new ChannelInboundHandlerAdapter() {
+                @Override
+                public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                    read.complete(((ByteBuf) msg).toString(StandardCharsets.US_ASCII));
+                    ((ByteBuf) msg).release();
+                }
+            })).connect(server.localAddress());
+            assertTrue(connect.await(10, TimeUnit.SECONDS), "the connect completes while the server's loop is held");
+            assertTrue(connect.isSuccess(), () -> "connect failed: " + connect.cause());
+            assertEquals("hello", read.get(10, TimeUnit.SECONDS),
+                    "what channelActive wrote arrives while the loop is held");
+        } finally {
+            release.countDown();
+        }
+        assertEquals(List.of(true), activeWhenActive);
+        server.close().sync();
+    }
+
+    /**
+     * An accepted channel that closes in its {@code channelActive} (as a handler that fails there does): the client
+     * is connected by then and sees the close as end of stream, as with TCP, not a failed connect.
+     */
+    @Test
+    void shouldGiveEndOfStreamWhenTheAcceptedChannelClosesInChannelActive() throws Exception {
+        EventLoopGroup group = group(2, TCP);
+        UcxServerSocketChannel server = server(group, group, ch -> ch.pipeline().addLast(
+                new ChannelInboundHandlerAdapter() {
+                    @Override
+                    public void channelActive(ChannelHandlerContext ctx) {
+                        ctx.close();
+                    }
+                }), null);
+        Recorder clientSide = new Recorder();
+        Channel client = client(group, ch -> ch.pipeline().addLast(clientSide))
+                .option(ChannelOption.ALLOW_HALF_CLOSURE, true).connect(server.localAddress()).sync().channel();
+        clientSide.inputShutdown.get(10, TimeUnit.SECONDS);
+        client.close().sync();
+        clientSide.inactive.get(10, TimeUnit.SECONDS);
+        assertEquals(List.of("active", "inputShutdown:", "inputShutdownReadComplete", "inactive"), clientSide.events);
+        server.close().sync();
+    }
+
     @Test
     void shouldRefuseAConnectionToAPortWithoutListener() throws Exception {
         int port;

@@ -7,26 +7,19 @@ package io.github.ucxffm.netty.testsuite;
  */
 final class Findings {
 
-    /** F5. */
-    static final String HALF_CLOSURE = "F5: the client's connect().sync() never completes (20 s timeout). In "
-            + "testAutoCloseFalseDoesShutdownOutput, when the server child leads, its channelActive blocks the "
-            + "child's loop (it awaits the follower's close) before the child has answered the client's hello, so "
-            + "the UCX connect cannot complete (TCP completes it in the kernel); testAllDataReadClosure: cause not "
-            + "isolated";
-    /** F6. */
-    static final String NO_BACKLOG = "F6: a UCX client's connect completes when the server's child channel answers "
-            + "its hello, and a server channel with AUTO_READ off makes no child until read() is called (there is no "
-            + "kernel backlog that completes the handshake first): this test's connect().sync() before "
-            + "serverChannel.read() waits for ever";
-    /** F6. */
-    static final String CLOSED_BEFORE_HELLO = "F6: the server's child handler casts its ChannelHandlerContext to "
-            + "DuplexChannel (ClassCastException) and so closes the child in channelActive; with TCP the client is "
-            + "connected by then and sees the close as end of stream, with UCX the child closes before it answers "
-            + "the client's hello, and the client's connect fails with UCS_ERR_CONNECTION_RESET";
-    /** F8. */
-    static final String READ_SHAPING = "F8: the read-shaping intervals are shorter than the test expects (\"The "
-            + "interval of time is incorrect: 73 not> 100\"): reads go on after the handler turns AUTO_READ off, "
-            + "cause not isolated";
+    /** F5, not applicable. */
+    static final String BLOCKED_LOOP = "F5, not applicable: the leader's channelActive holds its event loop (awaits "
+            + "the follower's close) and then expects its second write to fail because the follower closed with "
+            + "SO_LINGER 0. With TCP the kernel takes the peer's reset in while the loop is held, and the write "
+            + "system call fails; with UCX everything that arrives, the peer's reset included, is taken in by the "
+            + "loop's own worker progress, which a held loop does not run: the write is handed to UCX and does not "
+            + "fail (\"second write should have failed!\"; the connect, which hung before, now completes)";
+    /** F6, not applicable. */
+    static final String NO_BACKLOG = "F6, not applicable: a UCX client's connect completes only once the server has "
+            + "created the endpoint of the connection request (ucp_ep_create), on the worker of the child channel's "
+            + "own event loop (an endpoint cannot move between workers), and a server channel with AUTO_READ off "
+            + "makes no child, so chooses no loop, until read() is called; there is no kernel that completes the "
+            + "handshake first, so this test's connect().sync() before serverChannel.read() waits for ever";
     /** Not applicable. */
     static final String NIO_SERVER = "the server of this test is an NioServerSocketChannel (kernel TCP), which a UCX "
             + "client cannot talk to";

@@ -17,16 +17,4 @@ class UcxTrafficShapingHandlerTest extends TrafficShapingHandlerTest {
     protected List<BootstrapComboFactory<ServerBootstrap, Bootstrap>> newFactories() {
         return UcxSocketTestPermutation.INSTANCE.socket();
     }
-
-    @Test
-    @Disabled(Findings.READ_SHAPING)
-    @Override
-    public void testReadTrafficShapping(TestInfo testInfo) {
-    }
-
-    @Test
-    @Disabled(Findings.READ_SHAPING)
-    @Override
-    public void testReadGlobalTrafficShapping(TestInfo testInfo) {
-    }
 }
