@@ -49,16 +49,20 @@ class SpinWindowTest {
         loop.submit(() -> { }).get(10, TimeUnit.SECONDS);
     }
 
+    /** Whether the loop goes to sleep again, beyond {@code before} sleeps, within 10 s. */
+    private static boolean sleptSince(UcxIoHandler h, long before) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (h.sleeps() == before && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        return h.sleeps() > before;
+    }
+
     @Test
     void shouldSleepOnItsWorkerWhenIdleWithoutASpinWindow() throws Exception {
         EventLoop loop = loop(0);
         runOn(loop);
-        UcxIoHandler h = handlers.getFirst();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (h.sleeps() == 0 && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-        }
-        assertTrue(h.sleeps() > 0, "an idle loop without a spin window sleeps on its worker");
+        assertTrue(sleptSince(handlers.getFirst(), 0), "an idle loop without a spin window sleeps on its worker");
     }
 
     @Test
@@ -83,11 +87,6 @@ class SpinWindowTest {
         EventLoop loop = loop(TimeUnit.MILLISECONDS.toNanos(50));
         runOn(loop);
         UcxIoHandler h = handlers.getFirst();
-        long before = h.sleeps();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (h.sleeps() == before && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-        }
-        assertTrue(h.sleeps() > before, "the loop went on spinning past its 50 ms window");
+        assertTrue(sleptSince(h, h.sleeps()), "the loop went on spinning past its 50 ms window");
     }
 }
