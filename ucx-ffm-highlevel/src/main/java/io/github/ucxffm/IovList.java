@@ -82,11 +82,6 @@ final class IovList implements OperationResource {
         return totalLength;
     }
 
-    /** Whether the descriptor array was freed. */
-    boolean isClosed() {
-        return closed;
-    }
-
     @Override
     public void close() {
         if (!closed) {

@@ -4,9 +4,7 @@ import io.github.ucxffm.bindings.ucp_request_param_t;
 import io.github.ucxffm.bindings.ucp_tag_recv_info;
 
 import java.lang.foreign.MemorySegment;
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
 import static io.github.ucxffm.bindings.ucx_h.UCP_OP_ATTR_FIELD_CALLBACK;
@@ -445,22 +443,6 @@ final class RequestTable {
         guard.lock();
         try {
             return polledInFlight + immediateCount;
-        } finally {
-            guard.unlock();
-        }
-    }
-
-    /** The resources (IOV descriptors) that operations in flight own, to be closed at completion; for tests. */
-    List<OperationResource> ownedResources() {
-        guard.lock();
-        try {
-            List<OperationResource> owned = new ArrayList<>();
-            for (Pending p : slots) {
-                if (p.op != null && p.keep2 instanceof OperationResource r) {
-                    owned.add(r);
-                }
-            }
-            return owned;
         } finally {
             guard.unlock();
         }

@@ -1390,37 +1390,6 @@ public final class UcpEndpoint extends UcxHandle {
                 list.array(), list.count(), param), slot);
     }
 
-    /**
-     * Sends an active message whose data is gathered from several segments, as {@link #sendAm(int, MemorySegment,
-     * MemorySegment[], int)}; {@code callback} runs on completion, so nothing has to be polled. The descriptor array
-     * allocated for the operation is freed before the callback runs.
-     *
-     * @param id       the handler id at the receiver, 0 to 65535
-     * @param header   the header, or {@code null}; belongs to the operation until the callback runs
-     * @param iov      the data, in order; every segment native; the segments belong to the operation until the
-     *                 callback runs (the array itself is copied and may be reused at once)
-     * @param flags    {@link UcpAmSendFlags} bits
-     * @param callback called once, with status 0 or the error the send ended with, on the progressing thread (or
-     *                 before this method returns when the send completes or fails at once); its length and tag are 0
-     * @throws IllegalStateException    if the context lacks {@link UcpContext.Feature#AM} or the endpoint is closed
-     *                                  (the callback is then not called)
-     * @throws IllegalArgumentException if {@code iov} is empty or holds a heap segment
-     */
-    public void sendAm(int id, MemorySegment header, MemorySegment[] iov, int flags, UcpCallback callback) {
-        Objects.requireNonNull(callback, "callback");
-        MemorySegment ep = amSendChecks(id, header, MemorySegment.NULL, 0, 0, flags);
-        IovList list = worker.iovList(iov);
-        MemorySegment param = worker.param();
-        int slot = worker.requests.reserveCompletion(RequestTable.SEND, "ucp_am_send_nbx", this, header, list, null,
-                callback, null, 0);
-        worker.requests.callbackParams(param, UCP_OP_ATTR_FIELD_FLAGS() | UCP_OP_ATTR_FIELD_DATATYPE(),
-                worker.upcalls.sendStub, slot);
-        ucp_request_param_t.datatype(param, UcpInline.ucp_dt_make_iov());
-        ucp_request_param_t.flags(param, flags);
-        worker.requests.startedWithCallback(ucp_am_send_nbx(ep, id, headerAddress(header), headerLength(header),
-                list.array(), list.count(), param), slot, 0, 0);
-    }
-
     // ---- remote keys ------------------------------------------------------------------------------------------
 
     /**

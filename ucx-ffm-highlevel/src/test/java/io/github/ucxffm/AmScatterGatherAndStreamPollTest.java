@@ -6,10 +6,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -69,78 +65,6 @@ class AmScatterGatherAndStreamPollTest extends TwoWorkerTest {
             assertArrayEquals(data.toArray(JAVA_BYTE), target.asSlice(0, size).toArray(JAVA_BYTE), "size " + size);
             assertEquals(0, target.get(JAVA_BYTE, size), "byte after the message untouched");
         }
-    }
-
-    @Test
-    void shouldCompleteGatheredAmSendsByCallbackInOrderAndFreeTheirDescriptors() {
-        int messages = 3;
-        for (int size : new int[] {100, 5000, 2 << 20}) {
-            List<UcpAmData> kept = new ArrayList<>();
-            List<Long> headers = new ArrayList<>();
-            b.setAmHandler(7, message -> {
-                headers.add(message.header().get(ValueLayout.JAVA_LONG_UNALIGNED, 0));
-                kept.add(message.keep());
-            }, UcpAmHandler.WHOLE_MESSAGE | UcpAmHandler.PERSISTENT_DATA);
-            MemorySegment[] data = new MemorySegment[messages];
-            int[] calls = new int[messages];
-            int[] statuses = new int[messages];
-            List<IovList> descriptors = new ArrayList<>();
-            for (int i = 0; i < messages; i++) {
-                data[i] = BytePattern.allocate(arena, size, size + i);
-                MemorySegment header = arena.allocate(8);
-                header.set(ValueLayout.JAVA_LONG_UNALIGNED, 0, i);
-                int n = i;
-                ab.sendAm(7, header, split(data[i], 1, size / 3), 0, (status, length, tag) -> {
-                    calls[n]++;
-                    statuses[n] = status;
-                });
-                for (OperationResource r : a.requests.ownedResources()) {
-                    if (r instanceof IovList l && !descriptors.contains(l)) {
-                        descriptors.add(l);
-                    }
-                }
-            }
-            if (size == 2 << 20) {
-                assertEquals(messages, descriptors.size(), "rendezvous sends wait for the receiver, owning their list");
-                assertTrue(descriptors.stream().noneMatch(IovList::isClosed), "freed before completion");
-            }
-            TestSupport.progressUntil(() -> kept.size() == messages, 10_000, a, b);
-            MemorySegment[] targets = new MemorySegment[messages];
-            long[] received = new long[messages];
-            for (int i = 0; i < messages; i++) {
-                targets[i] = arena.allocate(size);
-                int n = i;
-                kept.get(i).receive(targets[i], 0, (status, length, tag) -> received[n] = status == 0 ? length : -1);
-            }
-            TestSupport.progressUntil(() -> Arrays.stream(calls).sum() == messages
-                    && Arrays.stream(received).allMatch(r -> r != 0), 10_000, a, b);
-            TestSupport.progressFor(20, a, b);
-            assertEquals(List.of(0L, 1L, 2L), headers, "size " + size + ": messages in the order sent");
-            for (int i = 0; i < messages; i++) {
-                assertEquals(1, calls[i], "size " + size + ": callback " + i + " runs once");
-                assertEquals(0, statuses[i], "size " + size + ": status of send " + i);
-                assertEquals(size, received[i], "size " + size + ": length of message " + i);
-                assertArrayEquals(data[i].toArray(JAVA_BYTE), targets[i].toArray(JAVA_BYTE),
-                        "size " + size + ": message " + i);
-            }
-            assertTrue(descriptors.stream().allMatch(IovList::isClosed), "size " + size + ": descriptors freed");
-            assertTrue(a.requests.ownedResources().isEmpty(), "size " + size + ": nothing left in the table");
-        }
-    }
-
-    @Test
-    void shouldRefuseAGatheredCallbackSendOnAClosedEndpointWithoutCallingBack() {
-        MemorySegment[] iov = split(BytePattern.allocate(arena, 64, 9), 10);
-        int[] calls = new int[1];
-        UcpCallback callback = (status, length, tag) -> calls[0]++;
-        assertThrows(NullPointerException.class, () -> ab.sendAm(7, null, iov, 0, null));
-        assertThrows(IllegalArgumentException.class,
-                () -> ab.sendAm(7, null, new MemorySegment[] {MemorySegment.ofArray(new byte[8])}, 0, callback));
-        ab.closeForce();
-        assertThrows(IllegalStateException.class, () -> ab.sendAm(7, null, iov, 0, callback));
-        TestSupport.progressFor(50, a, b);
-        assertEquals(0, calls[0]);
-        assertTrue(a.requests.ownedResources().isEmpty());
     }
 
     @Test
