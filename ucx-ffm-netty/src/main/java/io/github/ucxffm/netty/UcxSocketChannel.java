@@ -397,10 +397,7 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             connectPromise = null;
             p.tryFailure(new ClosedChannelException());
         }
-        if (connectTimeout != null) {
-            connectTimeout.cancel(false);
-            connectTimeout = null;
-        }
+        cancelConnectTimeout();
         if (acceptRequest != null) {
             UcpConnectionRequest r = acceptRequest;
             acceptRequest = null;
@@ -1007,10 +1004,7 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         }
         if (activeNeeded) {
             activeNeeded = false;
-            if (connectTimeout != null) {
-                connectTimeout.cancel(false);
-                connectTimeout = null;
-            }
+            cancelConnectTimeout();
             pipeline().fireChannelActive(); // writes from channelActive go out at once: the peer is known
         }
         if (flushNeeded && connected && open) {
@@ -1034,13 +1028,18 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         }
     }
 
-    private void finishConnect() {
-        ChannelPromise p = connectPromise;
-        connectPromise = null;
+    /** Cancels the connect (or, accepted, hello) deadline, if one is set. */
+    private void cancelConnectTimeout() {
         if (connectTimeout != null) {
             connectTimeout.cancel(false);
             connectTimeout = null;
         }
+    }
+
+    private void finishConnect() {
+        ChannelPromise p = connectPromise;
+        connectPromise = null;
+        cancelConnectTimeout();
         try {
             local = ep.localAddress();
         } catch (RuntimeException e) {
