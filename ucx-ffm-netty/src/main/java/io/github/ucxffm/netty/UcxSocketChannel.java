@@ -96,8 +96,10 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     private boolean eosQueued;
     private boolean flushNeeded;
     private boolean connectFinished;
-    /** An accepted channel got its client's hello: {@code channelActive} is due. */
+    /** An accepted channel got its client's hello and its answer went out: {@code channelActive} is due. */
     private boolean activeNeeded;
+    /** An accepted channel's {@code HELLO_ACK} while UCX still holds it: the channel becomes active when it completes. */
+    private SendOp helloAck;
     private boolean failureHandled;
     private Throwable failure;
 
@@ -682,14 +684,18 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         eosSent = true;
     }
 
-    private void sendControl(int type, int dst, long value, int flags) {
+    /** Sends a control message; returns its send while UCX holds it, or {@code null} once it is done. */
+    private SendOp sendControl(int type, int dst, long value, int flags) {
         ByteBuf header = alloc().directBuffer(Wire.CONTROL_HEADER);
         header.writeIntLE(dst).writeIntLE(type).writeLongLE(value).writeIntLE(localId).writeIntLE(window);
-        sendHeader(Wire.AM_CONTROL, header, Wire.CONTROL_HEADER, flags);
+        return sendHeader(Wire.AM_CONTROL, header, Wire.CONTROL_HEADER, flags);
     }
 
-    /** Sends an active message that is its header alone; the header is released when UCX is done with it. */
-    private void sendHeader(int id, ByteBuf header, int length, int flags) {
+    /**
+     * Sends an active message that is its header alone; the header is released when UCX is done with it. Returns the
+     * send while UCX holds it, or {@code null} when it completed at once.
+     */
+    private SendOp sendHeader(int id, ByteBuf header, int length, int flags) {
         SendOp op = new SendOp(header, null);
         long token;
         try {
@@ -699,6 +705,7 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             throw e;
         }
         submitted(op, token);
+        return token == UcpWorker.COMPLETED ? null : op;
     }
 
     /** Gathers flushed buffers for one message, each retained until the send completes. */
@@ -771,6 +778,13 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         void done(Throwable failure) {
             abandon();
             sendEnded();
+            if (this == helloAck) {
+                helloAck = null;
+                if (failure == null) {
+                    activeNeeded = true;
+                    handler.markReady(ready);
+                } // else the endpoint failed: its error closes the channel, never active
+            }
         }
 
         @Override
@@ -823,9 +837,11 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         peerId = src;
         sendCredit = peerWindow;
         connected = true;
-        sendControl(Wire.HELLO_ACK, src, 0, 0); // answered here, in the callback: the client's connect completes
-                                                // whatever this channel's channelActive then does with the loop
-        activeNeeded = true;
+        // Answered here, in the callback, and active only once UCX is done with the answer (over tcp it can wait for
+        // the connection to the client and so for this worker's progress): the client's connect completes whatever
+        // this channel's channelActive then does with the loop.
+        helloAck = sendControl(Wire.HELLO_ACK, src, 0, 0);
+        activeNeeded = helloAck == null;
         flushNeeded = true;
         handler.markReady(ready);
     }
@@ -1066,10 +1082,12 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             p.tryFailure(ce);
             return;
         }
-        if (!connected) {
-            unsafe().close(unsafe().voidPromise()); // an accepted channel whose client went before its hello:
-            return;                                 // never active, as a TCP connection reset in the backlog
-        }
+        if (!connected || helloAck != null) {
+            connected = false; // not active before its close either, so no channelInactive without channelActive
+            helloAck = null;
+            unsafe().close(unsafe().voidPromise()); // an accepted channel whose client went before the hello
+            return;                                 // exchange ended: never active, as a TCP connection reset in
+        }                                           // the backlog
         if (peerClosing) {
             if (!config.isAllowHalfClosure() && inOrder.isEmpty()) {
                 unsafe().close(unsafe().voidPromise());

@@ -20,9 +20,10 @@
  * map of the worker. The client's connect completes on {@code HELLO_ACK}; a failed endpoint before it fails the
  * connect with {@link java.net.ConnectException}, and {@code CONNECT_TIMEOUT_MILLIS} with
  * {@link io.netty.channel.ConnectTimeoutException}. The server sends {@code HELLO_ACK} inside the worker's callback
- * that received {@code HELLO}, and its child channel becomes active ({@code isActive()}, {@code channelActive})
- * only after that: whatever the child's {@code channelActive} does (write, hold its loop, close), the client's
- * connect completes, and a child closed there gives the client end of stream, as with TCP. A child whose client
+ * that received {@code HELLO}, and its child channel becomes active ({@code channelActive}) only once UCX is done
+ * with that answer (over tcp the answer can wait for this worker's connection to the client): whatever the child's
+ * {@code channelActive} does (write, hold its loop, close), the client's connect completes, and a child closed there
+ * gives the client end of stream, as with TCP. A child whose client
  * goes before its hello closes without being active; one whose hello does not come within its
  * {@code CONNECT_TIMEOUT_MILLIS} closes. There is no backlog: the server's endpoint, whose creation completes the
  * client's UCX connection, is made on the child's own loop's worker, so only once the server channel has read the
