@@ -82,6 +82,7 @@ public final class UcpEndpoint extends UcxHandle {
         final byte[] workerAddress;
         final InetSocketAddress socketAddress;
         final UcpConnectionRequest connectionRequest;
+        InetSocketAddress localAddress;
         boolean peerErrorHandling = true;
         Consumer<UcxException> errorHandler;
         String name;
@@ -184,6 +185,28 @@ public final class UcpEndpoint extends UcxHandle {
         }
 
         /**
+         * The local address of a {@link #socket socket} connection's client ({@code UCP_EP_PARAM_FIELD_LOCAL_SOCK_ADDR}):
+         * UCX binds the client's connection-manager socket to it before connecting, so the server sees this address
+         * as the client's ({@link UcpConnectionRequest#clientAddress()}). Port 0 lets the system choose the port.
+         * Without it the system chooses both. An address that cannot be bound (in use, not on this host) makes the
+         * connection fail: {@link UcpWorker#connect(Params)} throws, or the endpoint fails as a refused connection
+         * does, depending on the UCX release.
+         *
+         * @param address where the client's socket is bound: IPv4, as the server address
+         * @return these parameters
+         * @throws IllegalArgumentException for an IPv6 address
+         * @throws IllegalStateException if these are not the parameters of a socket connection
+         */
+        public Params localAddress(InetSocketAddress address) {
+            Objects.requireNonNull(address, "address");
+            if (socketAddress == null) {
+                throw new IllegalStateException("a local address applies only to a connection to a socket address");
+            }
+            this.localAddress = SockAddr.requireIpv4(address, "local address");
+            return this;
+        }
+
+        /**
          * A name for UCX's logs.
          *
          * @param endpointName the name
@@ -239,6 +262,13 @@ public final class UcpEndpoint extends UcxHandle {
                 MemorySegment sock = ucp_ep_params.sockaddr(p);
                 ucs_sock_addr.addr(sock, sa);
                 ucs_sock_addr.addrlen(sock, (int) sa.byteSize());
+                if (params.localAddress != null) {
+                    mask |= UCP_EP_PARAM_FIELD_LOCAL_SOCK_ADDR();
+                    MemorySegment la = SockAddr.of(params.localAddress, call);
+                    MemorySegment local = ucp_ep_params.local_sockaddr(p);
+                    ucs_sock_addr.addr(local, la);
+                    ucs_sock_addr.addrlen(local, (int) la.byteSize());
+                }
             } else {
                 if (params.connectionRequest.listener().worker().context() != worker.context()) {
                     throw new IllegalArgumentException("a connection request can be accepted only by a worker of "

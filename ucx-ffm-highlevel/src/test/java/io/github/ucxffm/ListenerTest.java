@@ -10,6 +10,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -136,6 +137,50 @@ class ListenerTest {
         assertEquals(r.clientAddress(), clientEp.localAddress());
         assertEquals(listener.address(), serverEp.localAddress());
         assertEquals(r.clientAddress(), serverEp.remoteAddress());
+    }
+
+    @Test
+    void shouldConnectFromTheLocalAddressGiven() throws Exception {
+        UcpListener listener = listen();
+        int port;
+        try (ServerSocket probe = new ServerSocket(0, 1, LOOPBACK)) {
+            port = probe.getLocalPort(); // a port free a moment ago, bound by no one now
+        }
+        InetSocketAddress from = new InetSocketAddress(LOOPBACK, port);
+        UcpEndpoint clientEp = client.connect(UcpEndpoint.Params.socket(listener.address()).localAddress(from));
+        UcpConnectionRequest[] request = new UcpConnectionRequest[1];
+        progressUntil(() -> (request[0] = listener.poll()) != null, 10_000, client, server);
+        assertEquals(from, request[0].clientAddress(), "the server sees the client's bound address");
+        UcpEndpoint serverEp = request[0].accept();
+        exchange(clientEp, serverEp, 1);
+        assertEquals(from, clientEp.localAddress());
+        assertEquals(from, serverEp.remoteAddress());
+    }
+
+    @Test
+    void shouldFailAConnectionWhoseLocalAddressCannotBeBound() throws Exception {
+        UcpListener listener = listen();
+        try (ServerSocket taken = new ServerSocket(0, 1, LOOPBACK)) { // a listening socket: no one else binds here
+            InetSocketAddress from = new InetSocketAddress(LOOPBACK, taken.getLocalPort());
+            UcpEndpoint clientEp;
+            try {
+                clientEp = client.connect(UcpEndpoint.Params.socket(listener.address()).localAddress(from));
+            } catch (UcxException refusedAtOnce) {
+                return; // UCX tried to bind inside ucp_ep_create
+            }
+            long send = clientEp.sendTag(arena.allocate(8), 0, 8, 1);
+            assertThrows(UcxException.class, () -> progressUntil(() -> client.poll(send), 10_000, client, server),
+                    "a connection from an address in use fails");
+            assertNull(listener.poll(), "no request reached the server");
+        }
+    }
+
+    @Test
+    void shouldRefuseALocalAddressWhereItHasNoMeaning() {
+        assertThrows(IllegalStateException.class, () -> UcpEndpoint.Params.worker(server.address())
+                .localAddress(new InetSocketAddress(LOOPBACK, 0)));
+        assertThrows(IllegalArgumentException.class, () -> UcpEndpoint.Params.socket(new InetSocketAddress(LOOPBACK, 1))
+                .localAddress(new InetSocketAddress(InetAddress.getByName("::1"), 0)));
     }
 
     @Test

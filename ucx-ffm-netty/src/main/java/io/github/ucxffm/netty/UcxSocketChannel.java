@@ -32,6 +32,7 @@ import io.netty.util.internal.StringUtil;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.net.ConnectException;
+import java.net.Inet4Address;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.nio.ByteBuffer;
@@ -73,6 +74,8 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     private final boolean accepted;
     private InetSocketAddress local;
     private InetSocketAddress remote;
+    /** Where a client's socket is bound ({@code bind()}, or the local address of {@code connect}), if anywhere. */
+    private InetSocketAddress bindAddress;
 
     private UcxIoHandler handler;
     private IoRegistration registration;
@@ -361,7 +364,25 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
 
     @Override
     protected void doBind(SocketAddress localAddress) {
-        // UCX picks the source address of a connection itself; a client's bind is accepted and has no effect.
+        if (ep != null) {
+            throw new AlreadyConnectedException(); // as a kernel socket refuses a bind once connected
+        }
+        bindAddress = localAddress(localAddress); // UCX binds the client's socket to it when it connects
+        local = bindAddress;
+    }
+
+    /** Checks a client's local address: a resolved IPv4 {@code InetSocketAddress}, as the remote one. */
+    private static InetSocketAddress localAddress(SocketAddress address) {
+        if (!(address instanceof InetSocketAddress a)) {
+            throw new IllegalArgumentException("expected an InetSocketAddress: " + address);
+        }
+        if (a.isUnresolved()) {
+            throw new UnresolvedAddressException();
+        }
+        if (!(a.getAddress() instanceof Inet4Address)) {
+            throw new IllegalArgumentException("IPv4 only (UCX corrupts its heap on IPv6 connections): " + a);
+        }
+        return a;
     }
 
     @Override
@@ -379,8 +400,12 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             throw new IllegalStateException("not registered");
         }
         UcpWorker worker = handler.worker();
-        ep = worker.connect(UcpEndpoint.Params.socket(address)
-                .peerErrorHandling(handler.config().peerErrorHandling()).onError(this::onEndpointError));
+        UcpEndpoint.Params params = UcpEndpoint.Params.socket(address)
+                .peerErrorHandling(handler.config().peerErrorHandling()).onError(this::onEndpointError);
+        if (bindAddress != null) {
+            params.localAddress(bindAddress);
+        }
+        ep = worker.connect(params);
         remote = address;
         localId = handler.register(this);
         window = receiveWindow();
@@ -1278,6 +1303,9 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
                 return;
             }
             try {
+                if (localAddress != null) {
+                    doBind(localAddress);
+                }
                 doConnect(address);
             } catch (Throwable t) {
                 promise.tryFailure(annotateConnectException(t, address));

@@ -24,10 +24,12 @@ import java.net.ServerSocket;
 import java.nio.channels.ClosedChannelException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -200,6 +202,46 @@ class LifecycleTest extends UcxTestBase {
         assertEquals(size, clientSide.text().length(), "what was written before close() arrives");
         assertTrue(UcxTransportStats.rendezvousReceived() > rendezvous, "the data came as a rendezvous message");
         assertEquals(List.of("active", "inactive"), clientSide.events, "a graceful close is no error");
+        server.close().sync();
+    }
+
+    /**
+     * A client's {@code bind()}, and the local address given to {@code connect}, bind the client's socket: the
+     * accepted channel's remote address is that address, as with TCP; an address that cannot be bound fails the
+     * connect.
+     */
+    @Test
+    void shouldConnectFromTheBoundAddress() throws Exception {
+        EventLoopGroup group = group(2, TCP);
+        BlockingQueue<Channel> accepted = new LinkedBlockingQueue<>();
+        UcxServerSocketChannel server = server(group, group, accepted::add, null);
+        for (boolean viaConnect : new boolean[] {false, true}) {
+            int port;
+            try (ServerSocket probe = new ServerSocket(0, 1, LOOPBACK)) {
+                port = probe.getLocalPort(); // free a moment ago, bound by no one now
+            }
+            InetSocketAddress from = new InetSocketAddress(LOOPBACK, port);
+            Channel client;
+            if (viaConnect) {
+                client = client(group, ch -> { }).connect(server.localAddress(), from).sync().channel();
+            } else {
+                client = client(group, ch -> { }).bind(from).sync().channel();
+                assertEquals(from, client.localAddress(), "bound, before the connect");
+                client.connect(server.localAddress()).sync();
+            }
+            Channel child = accepted.poll(10, TimeUnit.SECONDS);
+            assertNotNull(child);
+            assertEquals(from, client.localAddress());
+            assertEquals(from, child.remoteAddress(), "the server sees the bound address");
+            client.close().sync();
+        }
+        try (ServerSocket taken = new ServerSocket(0, 1, LOOPBACK)) {
+            ChannelFuture f = client(group, ch -> { })
+                    .connect(server.localAddress(), new InetSocketAddress(LOOPBACK, taken.getLocalPort()));
+            assertTrue(f.await(10, TimeUnit.SECONDS), "a connect from an address in use ends");
+            assertFalse(f.isSuccess(), "a connect from an address in use fails");
+            assertInstanceOf(ConnectException.class, f.cause());
+        }
         server.close().sync();
     }
 
