@@ -85,6 +85,45 @@ public final class ProcessCpu {
     }
 
     /**
+     * Whether a thread's {@code stat} line is a HotSpot JIT compiler thread's: its name, cut by the kernel to 15
+     * characters, starts with {@code C1 CompilerThre} or {@code C2 CompilerThre}.
+     *
+     * @param stat the line of {@code /proc/PID/task/TID/stat}
+     * @return {@code true} for a compiler thread
+     */
+    static boolean isCompilerThread(String stat) {
+        int open = stat.indexOf('(');
+        return open >= 0 && (stat.startsWith("C1 CompilerThre", open + 1) || stat.startsWith("C2 CompilerThre",
+                open + 1));
+    }
+
+    /**
+     * CPU seconds the JIT compiler threads of a live HotSpot process have used so far (those alive now).
+     *
+     * @param pid the process
+     * @return seconds, or {@link Double#NaN} if its threads cannot be read (gone, not Linux)
+     */
+    public static double compilerSeconds(long pid) {
+        long ticks = 0;
+        try (var tasks = Files.list(Path.of("/proc/" + pid + "/task"))) {
+            for (Path task : (Iterable<Path>) tasks::iterator) {
+                String stat;
+                try {
+                    stat = Files.readString(task.resolve("stat"));
+                } catch (IOException e) {
+                    continue; // the thread ended meanwhile
+                }
+                if (isCompilerThread(stat)) {
+                    ticks += ownTicks(stat);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            return Double.NaN;
+        }
+        return (double) ticks / TICKS;
+    }
+
+    /**
      * CPU seconds of this process's reaped children so far.
      *
      * @return seconds, or {@link Double#NaN} where {@code /proc} is missing

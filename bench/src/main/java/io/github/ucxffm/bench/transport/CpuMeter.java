@@ -38,4 +38,13 @@ record CpuMeter(long serverPid) {
     Sample read() {
         return new Sample(ProcessCpu.seconds(ProcessHandle.current().pid()), ProcessCpu.seconds(serverPid));
     }
+
+    /**
+     * CPU seconds the JIT compilers of both processes have used so far: the warm-up goes on while they work.
+     *
+     * @return seconds; NaN when either process's threads cannot be read
+     */
+    double compilerSeconds() {
+        return ProcessCpu.compilerSeconds(ProcessHandle.current().pid()) + ProcessCpu.compilerSeconds(serverPid);
+    }
 }

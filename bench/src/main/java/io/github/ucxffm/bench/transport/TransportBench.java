@@ -25,6 +25,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.DoubleSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -266,7 +267,7 @@ public final class TransportBench {
         Load load = null;
         try {
             load = open(t, client, address, cell);
-            double warm = warmUp(load, options);
+            double warm = warmUp(load, options, cpu::compilerSeconds);
             Latencies latencies = new Latencies();
             CpuMeter.Sample before = cpu.read();
             Load.Round r = await(load.round(count, nanos, cell.scenario().timesRequests() ? latencies : null),
@@ -299,20 +300,31 @@ public final class TransportBench {
     static final double WARMUP_PLATEAU = 1.05;
 
     /** The longest warm-up, in multiples of {@code --warmup}. */
-    static final int WARMUP_MAX_FACTOR = 5;
+    static final int WARMUP_MAX_FACTOR = 10;
+
+    /**
+     * The share of a slice's time the JIT compilers of both processes together may have used in it for the warm-up
+     * to end: 25 ms of a half-second slice (two and a half of the kernel's usual 10 ms ticks).
+     */
+    static final double WARMUP_COMPILER_SHARE = 0.05;
 
     /**
      * Warms a connection up: with {@code --iterations N}, N/10 requests; otherwise at least {@code --warmup} seconds,
-     * then on in half-second slices while the request rate still grows by more than 5% from one slice to the next
-     * (the JIT compilers at work: a gRPC call is ten times faster once compiled), five times {@code --warmup} at
-     * most.
+     * then on in half-second slices while the request rate still grows by more than 5% from one slice to the next or
+     * the JIT compilers of either process still work (more than {@link #WARMUP_COMPILER_SHARE} of the slice), ten
+     * times {@code --warmup} at most. Both matter: a gRPC call is several times faster once compiled, and on a
+     * 2-core machine the compilers share the cores with the two busy event loops, so that the rate can stay flat
+     * for a slice while C2 is still compiling the path (gRPC unary over ucx-shm measured 160 us p50 after a 4.8 s
+     * warm-up that stopped on the rate alone, 42 us after 15 s).
      *
-     * @param load    the connection
-     * @param options {@code --iterations}, {@code --warmup} and {@code --timeout}
+     * @param load            the connection
+     * @param options         {@code --iterations}, {@code --warmup} and {@code --timeout}
+     * @param compilerSeconds the CPU seconds the compilers of both processes have used so far; NaN when unknown,
+     *                        which lets the rate alone decide
      * @return the seconds it took
      */
-    static double warmUp(Load load, TransportOptions options) throws InterruptedException, ExecutionException,
-            TimeoutException {
+    static double warmUp(Load load, TransportOptions options, DoubleSupplier compilerSeconds)
+            throws InterruptedException, ExecutionException, TimeoutException {
         long t0 = System.nanoTime();
         if (options.iterations() > 0) {
             await(load.round(Math.max(1, options.iterations() / 10), Long.MAX_VALUE / 4, null),
@@ -325,11 +337,15 @@ public final class TransportBench {
         }
         long max = min * WARMUP_MAX_FACTOR;
         double previous = 0;
+        double compiled = compilerSeconds.getAsDouble();
         while (true) {
             Load.Round r = await(load.round(Long.MAX_VALUE, WARMUP_SLICE_NANOS, null), options.timeoutSeconds());
             double rate = r.requests() / (double) Math.max(1, r.nanos());
+            double nowCompiled = compilerSeconds.getAsDouble();
+            boolean compiling = nowCompiled - compiled > WARMUP_COMPILER_SHARE * r.nanos() / 1e9; // NaN: false
+            compiled = nowCompiled;
             long elapsed = System.nanoTime() - t0;
-            if (elapsed >= max || elapsed >= min && previous > 0 && rate <= previous * WARMUP_PLATEAU) {
+            if (elapsed >= max || elapsed >= min && !compiling && previous > 0 && rate <= previous * WARMUP_PLATEAU) {
                 return elapsed / 1e9;
             }
             previous = rate;

@@ -64,7 +64,8 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
               --window N         messages outstanding in echo-window (32)
               --duration S       measured seconds per cell (5)
               --warmup S         warm-up per cell, not measured: at least S seconds, then on while the request
-                                 rate still grows by 5% a half-second, 5 S at most (2)
+                                 rate still grows by 5% a half-second or either process's JIT compilers
+                                 work, 10 S at most (2)
               --iterations N     N requests (stream: messages) per cell instead of a duration, N/10 warm-up
               --reps N           run the whole sitting N times, the transports in reverse order every other
                                  time; the table has the medians, results.csv every run (1)
@@ -75,7 +76,7 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
                                  ucx-ffm-netty's own, 0 or the system property io.github.ucxffm.netty.spinNanos,
                                  for the others)
               --keep-logs        keep the servers' output (kept anyway when something failed)
-              --quick            a short smoke sitting: 1 s per cell after 0.5 to 2.5 s of warm-up
+              --quick            a short smoke sitting: 1 s per cell after 0.5 to 5 s of warm-up
             """;
 
     /**

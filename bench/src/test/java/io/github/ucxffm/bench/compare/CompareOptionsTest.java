@@ -173,6 +173,13 @@ class CompareOptionsTest {
         assertTrue(ProcessCpu.TICKS > 0);
         assertTrue(ProcessCpu.seconds(ProcessHandle.current().pid()) > 0);
         assertEquals(Double.NaN, ProcessCpu.seconds(-1));
+        // threads' stat lines: the JIT compilers' names as the kernel cuts them, and others
+        assertTrue(ProcessCpu.isCompilerThread("4243 (C2 CompilerThre) S 1 4242 4242 0 -1 0 0 0 0 0 9 1 0 0"));
+        assertTrue(ProcessCpu.isCompilerThread("4244 (C1 CompilerThre) S 1 4242 4242 0 -1 0 0 0 0 0 9 1 0 0"));
+        assertFalse(ProcessCpu.isCompilerThread("4245 (multiThreadIoEv) R 1 4242 4242 0 -1 0 0 0 0 0 9 1 0 0"));
+        assertFalse(ProcessCpu.isCompilerThread("4246 (java) S 1 4242 4242 0 -1 0 0 0 0 0 9 1 0 0"));
+        assertTrue(ProcessCpu.compilerSeconds(ProcessHandle.current().pid()) >= 0);
+        assertTrue(Double.isNaN(ProcessCpu.compilerSeconds(-1)));
     }
 
     @Test

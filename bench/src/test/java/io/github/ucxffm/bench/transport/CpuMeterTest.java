@@ -1,5 +1,6 @@
 package io.github.ucxffm.bench.transport;
 
+import io.github.ucxffm.bench.compare.ProcessCpu;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -64,5 +65,27 @@ class CpuMeterTest {
         assertTrue(s.client() > 0, s.toString());
         CpuMeter.Sample d = new CpuMeter.Sample(2.5, 1.0).since(new CpuMeter.Sample(1.0, 0.25));
         assertEquals(new CpuMeter.Sample(1.5, 0.75), d);
+    }
+
+    @Test
+    void shouldCountOnlyTheJitCompilerThreads() throws Exception {
+        // a process without a JIT that burns CPU: all of its time is its own, none is a compiler's
+        Process busy = new ProcessBuilder("sh", "-c", "while :; do :; done").start();
+        try {
+            Thread.sleep(300);
+            assertTrue(ProcessCpu.seconds(busy.pid()) >= 0.05, "the shell burns");
+            assertEquals(0.0, ProcessCpu.compilerSeconds(busy.pid()), "a shell has no compiler thread");
+            // this JVM has compiled the test framework by now: its compilers' time, and less than all of its time
+            long self = ProcessHandle.current().pid();
+            double compilers = ProcessCpu.compilerSeconds(self);
+            assertTrue(compilers > 0 && compilers < ProcessCpu.seconds(self), compilers + " s");
+            CpuMeter meter = new CpuMeter(busy.pid());
+            assertEquals(compilers, meter.compilerSeconds(), 0.5, "the client's compilers and the shell's none");
+        } finally {
+            busy.destroy();
+            busy.waitFor(10, TimeUnit.SECONDS);
+        }
+        assertTrue(Double.isNaN(ProcessCpu.compilerSeconds(busy.pid())), "gone");
+        assertTrue(Double.isNaN(new CpuMeter(busy.pid()).compilerSeconds()), "gone");
     }
 }
