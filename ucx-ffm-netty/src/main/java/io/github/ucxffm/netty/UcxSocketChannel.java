@@ -32,7 +32,6 @@ import io.netty.util.internal.StringUtil;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.net.ConnectException;
-import java.net.Inet4Address;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
 import java.nio.ByteBuffer;
@@ -371,16 +370,17 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         local = bindAddress;
     }
 
-    /** Checks a client's local address: a resolved IPv4 {@code InetSocketAddress}, as the remote one. */
+    /**
+     * Checks a client's local address: a resolved {@code InetSocketAddress}. Whether UCX may use it (the high-level
+     * API refuses IPv6 unless told otherwise) is decided where the remote address is, by the connect: UCX binds the
+     * socket only then, and an address in use fails the connect too.
+     */
     private static InetSocketAddress localAddress(SocketAddress address) {
         if (!(address instanceof InetSocketAddress a)) {
             throw new IllegalArgumentException("expected an InetSocketAddress: " + address);
         }
         if (a.isUnresolved()) {
             throw new UnresolvedAddressException();
-        }
-        if (!(a.getAddress() instanceof Inet4Address)) {
-            throw new IllegalArgumentException("IPv4 only (UCX corrupts its heap on IPv6 connections): " + a);
         }
         return a;
     }

@@ -19,9 +19,12 @@ import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.net.ConnectException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.net.SocketAddress;
 import java.nio.channels.ClosedChannelException;
+import java.nio.channels.UnresolvedAddressException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
@@ -242,6 +245,40 @@ class LifecycleTest extends UcxTestBase {
             assertFalse(f.isSuccess(), "a connect from an address in use fails");
             assertInstanceOf(ConnectException.class, f.cause());
         }
+        server.close().sync();
+    }
+
+    /**
+     * A local address the transport cannot use is refused with a clear error: an unresolved one, and one that is not
+     * an {@code InetSocketAddress}, by {@code bind()} itself; an IPv6 one by the connect that follows, with the
+     * high-level API's message (as for an IPv6 remote address), because UCX binds the socket only when it connects.
+     * The channel that failed to connect is closed, and the server stays usable.
+     */
+    @Test
+    void shouldRefuseLocalAddressesItCannotUse() throws Exception {
+        EventLoopGroup group = group(1, TCP);
+        BlockingQueue<Channel> accepted = new LinkedBlockingQueue<>();
+        UcxServerSocketChannel server = server(group, group, accepted::add, null);
+
+        ChannelFuture unresolved = client(group, ch -> { })
+                .bind(InetSocketAddress.createUnresolved("no-such-host.invalid", 0)).await();
+        assertInstanceOf(UnresolvedAddressException.class, unresolved.cause());
+        ChannelFuture notInet = client(group, ch -> { }).bind(new SocketAddress() { }).await();
+        assertInstanceOf(IllegalArgumentException.class, notInet.cause());
+
+        Channel client = client(group, ch -> { })
+                .bind(new InetSocketAddress(InetAddress.getByName("::1"), 0)).sync().channel();
+        ChannelFuture connect = client.connect(server.localAddress()).await();
+        assertFalse(connect.isSuccess(), "a connect from an IPv6 local address fails");
+        Throwable cause = connect.cause();
+        assertInstanceOf(IllegalArgumentException.class, cause);
+        assertTrue(cause.getMessage().contains("local address") && cause.getMessage().contains("IPv6"),
+                cause.getMessage());
+        assertTrue(client.closeFuture().await(10, TimeUnit.SECONDS), "the failed channel is closed");
+
+        Channel ok = client(group, ch -> { }).connect(server.localAddress()).sync().channel();
+        assertNotNull(accepted.poll(10, TimeUnit.SECONDS), "the server still accepts");
+        ok.close().sync();
         server.close().sync();
     }
 
