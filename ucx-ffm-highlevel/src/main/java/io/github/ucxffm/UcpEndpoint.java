@@ -1420,6 +1420,35 @@ public final class UcpEndpoint extends UcxHandle {
                 list.array(), list.count(), param), slot);
     }
 
+    /**
+     * Sends an active message gathered from several segments, as {@link #sendAm(int, MemorySegment, MemorySegment[],
+     * int)} does; {@code callback} runs on completion. Suits code with many sends in flight: nothing has to be polled
+     * per send, each completion arrives by itself (one upcall per send that does not complete at once).
+     *
+     * @param id       the handler id at the receiver, 0 to 65535
+     * @param header   the header, or {@code null}; belongs to the operation until the callback runs
+     * @param iov      the data, in order; every segment native; the segments belong to the operation until the
+     *                 callback runs (the worker keeps them reachable), the array may be reused at once
+     * @param flags    {@link UcpAmSendFlags} bits
+     * @param callback called once on the progressing thread (or before this method returns), with length 0
+     * @throws IllegalArgumentException if {@code iov} is empty or holds a heap segment
+     * @throws IllegalStateException    if the context lacks {@link UcpContext.Feature#AM}
+     */
+    public void sendAm(int id, MemorySegment header, MemorySegment[] iov, int flags, UcpCallback callback) {
+        Objects.requireNonNull(callback, "callback");
+        MemorySegment ep = amSendChecks(id, header, MemorySegment.NULL, 0, 0, flags);
+        IovList list = worker.iovList(iov);
+        MemorySegment param = worker.param();
+        int slot = worker.requests.reserveCompletion(RequestTable.SEND, "ucp_am_send_nbx", this, header, list, null,
+                callback, null, 0);
+        worker.requests.callbackParams(param, UCP_OP_ATTR_FIELD_FLAGS() | UCP_OP_ATTR_FIELD_DATATYPE(),
+                worker.upcalls.sendStub, slot);
+        ucp_request_param_t.datatype(param, UcpInline.ucp_dt_make_iov());
+        ucp_request_param_t.flags(param, flags);
+        worker.requests.startedWithCallback(ucp_am_send_nbx(ep, id, headerAddress(header), headerLength(header),
+                list.array(), list.count(), param), slot, 0, 0);
+    }
+
     // ---- remote keys ------------------------------------------------------------------------------------------
 
     /**

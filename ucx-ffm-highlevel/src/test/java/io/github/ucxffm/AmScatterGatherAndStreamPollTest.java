@@ -6,6 +6,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -65,6 +67,45 @@ class AmScatterGatherAndStreamPollTest extends TwoWorkerTest {
             assertArrayEquals(data.toArray(JAVA_BYTE), target.asSlice(0, size).toArray(JAVA_BYTE), "size " + size);
             assertEquals(0, target.get(JAVA_BYTE, size), "byte after the message untouched");
         }
+    }
+
+    /**
+     * The callback form of a gathered send: the callback runs once, with success, when the send is over; a rendezvous
+     * send's only once the receiver has fetched the data; a list refused up front calls nothing back.
+     */
+    @Test
+    void shouldCompleteAGatheredSendThroughItsCallback() {
+        for (int size : new int[] {100, 5000, 2 << 20}) {
+            MemorySegment data = BytePattern.allocate(arena, size, size + 1);
+            MemorySegment header = BytePattern.allocate(arena, 16, 9);
+            MemorySegment target = arena.allocate(size);
+            AtomicReference<UcpAmData> kept = new AtomicReference<>();
+            b.setAmHandler(7, message -> kept.set(message.keep()), UcpAmHandler.PERSISTENT_DATA);
+            List<String> calls = new ArrayList<>();
+            ab.sendAm(7, header, split(data, 1, size / 3), 0,
+                    (status, length, tag) -> calls.add(status + "/" + length + "/" + tag));
+            TestSupport.progressUntil(() -> kept.get() != null, 10_000, a, b);
+            if (size == 2 << 20) {
+                TestSupport.progressFor(50, a, b);
+                assertEquals(List.of(), calls, "a rendezvous send is over only once the receiver fetched the data");
+            }
+            long recv = kept.get().receive(target, 0);
+            TestSupport.progressUntil(() -> !calls.isEmpty() && b.poll(recv), 10_000, a, b);
+            TestSupport.progressFor(50, a, b);
+            assertEquals(List.of("0/0/0"), calls, "called back once, with success, size " + size);
+            assertArrayEquals(data.toArray(JAVA_BYTE), target.toArray(JAVA_BYTE), "size " + size);
+            assertEquals(0, a.inFlightCount(), "nothing left in flight, size " + size);
+        }
+        List<String> none = new ArrayList<>();
+        assertThrows(IllegalArgumentException.class,
+                () -> ab.sendAm(7, null, new MemorySegment[0], 0, (s, l, t) -> none.add("called")));
+        assertThrows(IllegalArgumentException.class, () -> ab.sendAm(7, null,
+                new MemorySegment[] {MemorySegment.ofArray(new byte[8])}, 0, (s, l, t) -> none.add("called")));
+        assertThrows(NullPointerException.class,
+                () -> ab.sendAm(7, null, new MemorySegment[] {arena.allocate(8)}, 0, null));
+        TestSupport.progressFor(50, a, b);
+        assertEquals(List.of(), none);
+        assertEquals(0, a.inFlightCount());
     }
 
     @Test

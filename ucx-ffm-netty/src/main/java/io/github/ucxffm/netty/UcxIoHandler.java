@@ -1,9 +1,11 @@
 package io.github.ucxffm.netty;
 
 import io.github.ucxffm.UcpAmMessage;
+import io.github.ucxffm.UcpCallback;
 import io.github.ucxffm.UcpContext;
 import io.github.ucxffm.UcpEndpoint;
 import io.github.ucxffm.UcpWorker;
+import io.github.ucxffm.UcxException;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoop;
@@ -73,7 +75,12 @@ public final class UcxIoHandler implements IoHandler {
     /** Accepted channels by endpoint until their client's hello names them. */
     private final Map<UcpEndpoint, UcxSocketChannel> accepted = new IdentityHashMap<>();
     private final ArrayDeque<Ready> ready = new ArrayDeque<>();
+    /** Operations in flight that are polled after each progress (control messages, endpoint closes). */
     private final ArrayList<Op> ops = new ArrayList<>();
+    /** Operations in flight that complete through their callback; each knows its place here. */
+    private final ArrayList<Op> awaited = new ArrayList<>();
+    /** Operations whose callback came, to be finished after progress, outside UCX's callbacks. */
+    private final ArrayDeque<Op> completed = new ArrayDeque<>();
     private final List<Registration> registrations = new ArrayList<>();
     private SharedContext shared;
     private volatile UcpWorker worker;
@@ -178,7 +185,7 @@ public final class UcxIoHandler implements IoHandler {
         closeAll();
         // Endpoint closes and sends started by the channels' close get a bounded time to finish.
         long deadline = System.nanoTime() + CLOSE_FLUSH_NANOS;
-        while (!ops.isEmpty() && System.nanoTime() - deadline < 0) {
+        while (inFlight() && System.nanoTime() - deadline < 0) {
             drive();
         }
         try {
@@ -187,10 +194,20 @@ public final class UcxIoHandler implements IoHandler {
                 w.close();
             }
         } finally {
+            // The worker released their requests (and called back those with a callback, as canceled): what they
+            // hold is ours to free.
             for (Op op : ops) {
-                op.abandon(); // the worker released their requests; what they hold is ours to free
+                op.abandon();
+            }
+            for (Op op : awaited) {
+                op.abandon();
+            }
+            for (Op op : completed) {
+                op.abandon();
             }
             ops.clear();
+            awaited.clear();
+            completed.clear();
             ready.clear();
             release(shared);
             shared = null;
@@ -294,6 +311,9 @@ public final class UcxIoHandler implements IoHandler {
             }
             work += n;
         }
+        if (!completed.isEmpty()) {
+            work += finishCompleted();
+        }
         if (!ops.isEmpty()) {
             work += pollOps(w);
         }
@@ -308,6 +328,25 @@ public final class UcxIoHandler implements IoHandler {
             }
         }
         return work + n;
+    }
+
+    private boolean inFlight() {
+        return !ops.isEmpty() || !awaited.isEmpty() || !completed.isEmpty();
+    }
+
+    /** Finishes the operations whose callback came during progress. */
+    private int finishCompleted() {
+        int done = 0;
+        Op op;
+        while ((op = completed.poll()) != null) {
+            done++;
+            try {
+                op.done(op.failure);
+            } catch (RuntimeException e) {
+                LOG.warn("completing {} failed", op, e);
+            }
+        }
+        return done;
     }
 
     private int pollOps(UcpWorker w) {
@@ -457,12 +496,42 @@ public final class UcxIoHandler implements IoHandler {
         }
     }
 
-    /** An operation in flight, polled after each progress. */
-    abstract static class Op {
-        long token;
+    /**
+     * An operation in flight: polled after each progress ({@link #addOp}, with its token), or completed through
+     * itself as its callback ({@link #beginCallback}, {@link #endCallback}).
+     */
+    abstract static class Op implements UcpCallback {
+        /** {@link #endCallback}: the operation is in flight. */
+        static final int IN_FLIGHT = 1;
 
-        /** Completed (with {@code failure}, or {@code null}); the token is released. */
+        long token;
+        /** The handler awaiting the callback, and the place in its list; while the operation is in flight. */
+        private UcxIoHandler awaitedBy;
+        private int index;
+        /** Inside the call that starts the operation: a callback now is its immediate completion. */
+        private boolean starting;
+        private int startStatus;
+        private Throwable failure;
+
+        /** Completed (with {@code failure}, or {@code null}); the token, or the callback, is over. */
         abstract void done(Throwable failure);
+
+        /** The UCX call the operation started with, for error messages. */
+        String operation() {
+            return "UCX operation";
+        }
+
+        @Override
+        public final void onComplete(int status, long length, long tag) {
+            if (starting) {
+                startStatus = status;
+                return;
+            }
+            UcxIoHandler h = awaitedBy;
+            if (h != null) {
+                h.callbackCame(this, status);
+            }
+        }
 
         /** The worker closed first: free what the operation held, without touching UCX. */
         abstract void abandon();
@@ -474,6 +543,42 @@ public final class UcxIoHandler implements IoHandler {
 
     void addOp(Op op) {
         ops.add(op);
+    }
+
+    /** Call right before starting an operation with {@code op} as its callback. */
+    static void beginCallback(Op op) {
+        op.starting = true;
+        op.startStatus = Op.IN_FLIGHT;
+    }
+
+    /**
+     * Call once the start of {@code op}'s operation returned. Returns the status the operation completed with during
+     * the call (0, or a negative {@code ucs_status_t}), the operation then over and never to call back; or
+     * {@link Op#IN_FLIGHT}, the operation then awaited here and finished by {@code op.done} after the progress that
+     * completes it. A start that threw needs neither this nor anything else: {@code op} is not tracked.
+     */
+    int endCallback(Op op) {
+        op.starting = false;
+        if (op.startStatus != Op.IN_FLIGHT) {
+            return op.startStatus;
+        }
+        op.awaitedBy = this;
+        op.index = awaited.size();
+        awaited.add(op);
+        return Op.IN_FLIGHT;
+    }
+
+    /** What the started flag did not catch: a callback after the start, on this loop, inside progress. */
+    private void callbackCame(Op op, int status) {
+        int i = op.index;
+        Op last = awaited.removeLast();
+        if (last != op) {
+            awaited.set(i, last);
+            last.index = i;
+        }
+        op.awaitedBy = null;
+        op.failure = status < 0 ? UcxException.of(op.operation(), status) : null;
+        completed.add(op);
     }
 
     int register(UcxSocketChannel channel) {
