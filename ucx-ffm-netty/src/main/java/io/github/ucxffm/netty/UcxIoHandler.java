@@ -568,7 +568,7 @@ public final class UcxIoHandler implements IoHandler {
         return Op.IN_FLIGHT;
     }
 
-    /** What the started flag did not catch: a callback after the start, on this loop, inside progress. */
+    /** The callback of an operation awaited here: it came after the start returned, on this loop, inside progress. */
     private void callbackCame(Op op, int status) {
         int i = op.index;
         Op last = awaited.removeLast();
