@@ -124,6 +124,8 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     private final Collector collector = new Collector();
     /** Sends handed to UCX and not yet completed: the endpoint is closed only after them. */
     private int sendsInFlight;
+    /** {@link #dataFlags()}, or -1 before the first data message. */
+    private int dataFlags = -1;
     /** Closed while sends were in flight: the endpoint, closed when the last of them completes. */
     private UcpEndpoint closeAfterSends;
 
@@ -664,6 +666,28 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         }
     }
 
+    /**
+     * The send flags of this connection's data messages, chosen before the first one
+     * ({@link UcxTransportConfig.DataProtocol}).
+     */
+    private int dataFlags() {
+        int f = dataFlags;
+        if (f < 0) {
+            f = switch (handler.config().dataProtocol()) {
+                case EAGER -> UcpAmSendFlags.EAGER;
+                case BY_SIZE -> UcpAmSendFlags.NONE;
+                case AUTOMATIC -> tcpAlone(transports()) ? UcpAmSendFlags.EAGER : UcpAmSendFlags.NONE;
+            };
+            dataFlags = f;
+        }
+        return f;
+    }
+
+    /** Whether a connection's lanes all use UCX's tcp transport (none known: no). */
+    static boolean tcpAlone(java.util.Set<String> transports) {
+        return !transports.isEmpty() && transports.stream().allMatch("tcp"::equals);
+    }
+
     private void sendData(Collector c) throws IOException {
         ByteBuf header = alloc().directBuffer(Wire.DATA_HEADER);
         header.writeIntLE(peerId).writeIntLE(0).writeLongLE(seqOut);
@@ -674,8 +698,9 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         long token;
         try {
             MemorySegment h = Wire.segment(header, 0, Wire.DATA_HEADER);
-            token = c.segmentCount == 1 ? ep.sendAm(Wire.AM_DATA, h, c.segments[0], 0, c.total, 0)
-                    : ep.sendAm(Wire.AM_DATA, h, Arrays.copyOf(c.segments, c.segmentCount), 0);
+            int flags = dataFlags();
+            token = c.segmentCount == 1 ? ep.sendAm(Wire.AM_DATA, h, c.segments[0], 0, c.total, flags)
+                    : ep.sendAm(Wire.AM_DATA, h, Arrays.copyOf(c.segments, c.segmentCount), flags);
         } catch (RuntimeException e) {
             header.release();
             c.releaseAll();
@@ -702,11 +727,12 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         int status;
         try {
             MemorySegment h = Wire.segment(header, 0, Wire.DATA_HEADER);
+            int flags = dataFlags();
             UcxIoHandler.beginCallback(op);
             if (c.segmentCount == 1) {
-                ep.sendAm(Wire.AM_DATA, h, c.segments[0], 0, c.total, 0, op);
+                ep.sendAm(Wire.AM_DATA, h, c.segments[0], 0, c.total, flags, op);
             } else {
-                ep.sendAm(Wire.AM_DATA, h, Arrays.copyOf(c.segments, c.segmentCount), 0, op);
+                ep.sendAm(Wire.AM_DATA, h, Arrays.copyOf(c.segments, c.segmentCount), flags, op);
             }
             status = handler.endCallback(op);
         } catch (RuntimeException e) {

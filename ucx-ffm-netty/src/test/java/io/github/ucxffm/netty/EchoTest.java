@@ -146,7 +146,7 @@ class EchoTest extends UcxTestBase {
         // 6 MiB in writes of 3 MiB against a 2 MiB window and 512 KiB messages: rendezvous fetches racing eager
         // messages on the same endpoint, credit stalls, and buffers cut across messages.
         UcxTransportConfig config = UcxTransportConfig.builder().config("TLS", "tcp,self").windowBytes(2 << 20)
-                .maxMessageBytes(512 << 10).build();
+                .maxMessageBytes(512 << 10).dataProtocol(UcxTransportConfig.DataProtocol.BY_SIZE).build();
         byte[] payload = pattern(6 << 20, 3);
         EventLoopGroup group = group(2, config);
         UcxServerSocketChannel server = server(group, group, ch -> ch.pipeline().addLast(new Echo()), null);
@@ -161,6 +161,46 @@ class EchoTest extends UcxTestBase {
         assertTrue(UcxTransportStats.rendezvousReceived() > rendezvousBefore, "messages of 512 KiB go by rendezvous");
         client.close().sync();
         server.close().sync();
+    }
+
+    /**
+     * Over UCX's tcp transport alone the automatic choice sends every data message eager: 512 KiB messages arrive
+     * with no rendezvous, in order and intact, and the client's connection reports tcp lanes only. A protocol forced
+     * to {@code EAGER} does the same over shared memory, whose automatic choice is UCX's by size.
+     */
+    @Test
+    void shouldSendDataEagerOverTcpAloneOrWhenTold() throws Exception {
+        UcxTransportConfig tcp = UcxTransportConfig.builder().config("TLS", "tcp").name("tcp-eager")
+                .windowBytes(2 << 20).maxMessageBytes(512 << 10).build();
+        assertEquals(UcxTransportConfig.DataProtocol.AUTOMATIC, tcp.dataProtocol());
+        assertEquals(0, largeEcho(tcp), "no rendezvous over tcp alone");
+        UcxTransportConfig shmEager = UcxTransportConfig.builder().config("TLS", "sm,tcp,self").name("shm-eager")
+                .peerErrorHandling(false).maxMessageBytes(512 << 10)
+                .dataProtocol(UcxTransportConfig.DataProtocol.EAGER).build();
+        assertEquals(0, largeEcho(shmEager), "no rendezvous when told eager");
+        UcxTransportConfig shmAuto = UcxTransportConfig.builder().config("TLS", "sm,tcp,self").name("shm-auto")
+                .peerErrorHandling(false).maxMessageBytes(512 << 10).build();
+        assertTrue(largeEcho(shmAuto) > 0, "rendezvous over shared memory by default");
+    }
+
+    /** Echoes 3 MiB in 512 KiB messages over {@code config}; returns the rendezvous receives it took. */
+    private long largeEcho(UcxTransportConfig config) throws Exception {
+        byte[] payload = pattern(3 << 20, 5);
+        EventLoopGroup group = group(2, config);
+        UcxServerSocketChannel server = server(group, group, ch -> ch.pipeline().addLast(new Echo()), null);
+        Expect expect = new Expect(payload);
+        Channel client = client(group, ch -> ch.pipeline().addLast(expect)).connect(server.localAddress()).sync()
+                .channel();
+        long rendezvousBefore = UcxTransportStats.rendezvousReceived();
+        client.writeAndFlush(client.alloc().directBuffer(payload.length).writeBytes(payload));
+        assertEquals(payload.length, expect.done.get(40, TimeUnit.SECONDS));
+        long rendezvous = UcxTransportStats.rendezvousReceived() - rendezvousBefore;
+        Set<String> transports = client.eventLoop().submit(((UcxSocketChannel) client)::transports).get();
+        boolean tcpOnly = config.ucxConfig().get("TLS").equals("tcp");
+        assertEquals(tcpOnly, UcxSocketChannel.tcpAlone(transports), "lanes " + transports);
+        client.close().sync();
+        server.close().sync();
+        return rendezvous;
     }
 
     @Test

@@ -174,8 +174,11 @@ class LifecycleTest extends UcxTestBase {
     @Test
     void shouldDeliverALargeWriteThatIsClosedBeforeThePeerFetchedIt() throws Exception {
         int size = 1 << 20;
-        EventLoopGroup serverGroup = group(1, TCP);
-        EventLoopGroup clientGroup = group(1, TCP);
+        // UCX's choice by size: over tcp alone the transport would otherwise send the message eager
+        UcxTransportConfig bySize = UcxTransportConfig.builder().config("TLS", "tcp,self")
+                .dataProtocol(UcxTransportConfig.DataProtocol.BY_SIZE).build();
+        EventLoopGroup serverGroup = group(1, bySize);
+        EventLoopGroup clientGroup = group(1, bySize);
         CompletableFuture<Channel> child = new CompletableFuture<>();
         UcxServerSocketChannel server = server(serverGroup, serverGroup, ch -> child.complete(ch), null);
         Recorder clientSide = new Recorder();
