@@ -35,8 +35,11 @@
  * {@link io.github.ucxffm.netty.UcxTransportConfig#maxMessageBytes()} (more if needed), gathered from the
  * buffers themselves (the scatter-gather send; heap buffers are copied to direct ones first), which stay retained
  * until UCX completes the send. A {@code FileRegion} is read into pooled direct buffers and sent the same way (UCX
- * has no sendfile). The receiver copies an eager message once into a direct buffer of the channel's
- * allocator; a rendezvous message is fetched by UCX straight into such a buffer. UCX may complete messages of one
+ * has no sendfile). Whether a data message goes eager or by rendezvous is UCX's choice by size, except on a
+ * connection whose lanes all use UCX's tcp transport, where every data message is eager
+ * ({@link io.github.ucxffm.netty.UcxTransportConfig.DataProtocol}). The receiver copies an eager message once into
+ * a direct buffer of the channel's allocator; a rendezvous message is fetched by UCX straight into such a buffer.
+ * UCX may complete messages of one
  * endpoint out of order (a rendezvous fetch outlasts later eager messages): the receiver passes data up strictly by
  * {@code seq}, holding early arrivals. Flag {@code EOS} (a message without data, in sequence) is the end of the
  * stream ({@code shutdownOutput}); {@code EOS|CLOSING} is sent by {@code close()}: the reader sees end of stream
