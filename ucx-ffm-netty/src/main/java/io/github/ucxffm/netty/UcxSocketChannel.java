@@ -28,6 +28,8 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.util.collection.LongObjectHashMap;
 import io.netty.util.concurrent.Future;
 import io.netty.util.internal.StringUtil;
+import io.netty.util.internal.logging.InternalLogger;
+import io.netty.util.internal.logging.InternalLoggerFactory;
 
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
@@ -62,6 +64,7 @@ import java.util.concurrent.TimeUnit;
  */
 public final class UcxSocketChannel extends AbstractChannel implements SocketChannel {
 
+    private static final InternalLogger LOG = InternalLoggerFactory.getInstance(UcxSocketChannel.class);
     private static final ChannelMetadata METADATA = new ChannelMetadata(false, 16);
     private static final int MAX_IOV = 64;
     /**
@@ -676,11 +679,21 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             f = switch (handler.config().dataProtocol()) {
                 case EAGER -> UcpAmSendFlags.EAGER;
                 case BY_SIZE -> UcpAmSendFlags.NONE;
-                case AUTOMATIC -> tcpAlone(transports()) ? UcpAmSendFlags.EAGER : UcpAmSendFlags.NONE;
+                case AUTOMATIC -> tcpAlone(lanes()) ? UcpAmSendFlags.EAGER : UcpAmSendFlags.NONE;
             };
             dataFlags = f;
         }
         return f;
+    }
+
+    /** The transports of the endpoint's lanes; none when UCX's description cannot be had (a diagnostic print). */
+    private java.util.Set<String> lanes() {
+        try {
+            return transports();
+        } catch (RuntimeException e) {
+            LOG.debug("the lanes of {} are unknown; UCX chooses its data protocol by size", this, e);
+            return java.util.Set.of();
+        }
     }
 
     /** Whether a connection's lanes all use UCX's tcp transport (none known: no). */
