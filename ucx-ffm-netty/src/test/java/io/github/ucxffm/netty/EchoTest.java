@@ -17,8 +17,10 @@ import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** Bytes written on one side arrive, in order and intact, on the other, through UCX. */
@@ -148,19 +150,12 @@ class EchoTest extends UcxTestBase {
         UcxTransportConfig config = UcxTransportConfig.builder().config("TLS", "tcp,self").windowBytes(2 << 20)
                 .maxMessageBytes(512 << 10).dataProtocol(UcxTransportConfig.DataProtocol.BY_SIZE).build();
         byte[] payload = pattern(6 << 20, 3);
-        EventLoopGroup group = group(2, config);
-        UcxServerSocketChannel server = server(group, group, ch -> ch.pipeline().addLast(new Echo()), null);
-        Expect expect = new Expect(payload);
-        Channel client = client(group, ch -> ch.pipeline().addLast(expect)).connect(server.localAddress()).sync()
-                .channel();
-        long rendezvousBefore = UcxTransportStats.rendezvousReceived();
-        int half = payload.length / 2;
-        client.write(client.alloc().directBuffer(half).writeBytes(payload, 0, half));
-        client.writeAndFlush(Unpooled.wrappedBuffer(payload, half, payload.length - half)); // heap: copied once
-        assertEquals(payload.length, expect.done.get(40, TimeUnit.SECONDS));
-        assertTrue(UcxTransportStats.rendezvousReceived() > rendezvousBefore, "messages of 512 KiB go by rendezvous");
-        client.close().sync();
-        server.close().sync();
+        LargeEcho echo = largeEcho(config, payload, client -> {
+            int half = payload.length / 2;
+            client.write(client.alloc().directBuffer(half).writeBytes(payload, 0, half));
+            client.writeAndFlush(Unpooled.wrappedBuffer(payload, half, payload.length - half)); // heap: copied once
+        });
+        assertTrue(echo.rendezvous() > 0, "messages of 512 KiB go by rendezvous");
     }
 
     /**
@@ -173,34 +168,50 @@ class EchoTest extends UcxTestBase {
         UcxTransportConfig tcp = UcxTransportConfig.builder().config("TLS", "tcp").name("tcp-eager")
                 .windowBytes(2 << 20).maxMessageBytes(512 << 10).build();
         assertEquals(UcxTransportConfig.DataProtocol.AUTOMATIC, tcp.dataProtocol());
-        assertEquals(0, largeEcho(tcp), "no rendezvous over tcp alone");
+        LargeEcho overTcp = largeEcho(tcp);
+        assertEquals(0, overTcp.rendezvous(), "no rendezvous over tcp alone");
+        assertTrue(UcxSocketChannel.tcpAlone(overTcp.transports()), "lanes " + overTcp.transports());
+
         UcxTransportConfig shmEager = UcxTransportConfig.builder().config("TLS", "sm,tcp,self").name("shm-eager")
                 .peerErrorHandling(false).maxMessageBytes(512 << 10)
                 .dataProtocol(UcxTransportConfig.DataProtocol.EAGER).build();
-        assertEquals(0, largeEcho(shmEager), "no rendezvous when told eager");
+        LargeEcho told = largeEcho(shmEager);
+        assertEquals(0, told.rendezvous(), "no rendezvous when told eager");
+        assertFalse(UcxSocketChannel.tcpAlone(told.transports()), "lanes " + told.transports());
+
         UcxTransportConfig shmAuto = UcxTransportConfig.builder().config("TLS", "sm,tcp,self").name("shm-auto")
                 .peerErrorHandling(false).maxMessageBytes(512 << 10).build();
-        assertTrue(largeEcho(shmAuto) > 0, "rendezvous over shared memory by default");
+        LargeEcho overShm = largeEcho(shmAuto);
+        assertTrue(overShm.rendezvous() > 0, "rendezvous over shared memory by default");
+        assertFalse(UcxSocketChannel.tcpAlone(overShm.transports()), "lanes " + overShm.transports());
     }
 
-    /** Echoes 3 MiB in 512 KiB messages over {@code config}; returns the rendezvous receives it took. */
-    private long largeEcho(UcxTransportConfig config) throws Exception {
+    /** What {@link #largeEcho} saw: the rendezvous receives it took, and the client connection's lanes. */
+    private record LargeEcho(long rendezvous, Set<String> transports) {
+    }
+
+    /** Echoes 3 MiB, written and flushed at once, over {@code config}. */
+    private LargeEcho largeEcho(UcxTransportConfig config) throws Exception {
         byte[] payload = pattern(3 << 20, 5);
+        return largeEcho(config, payload,
+                client -> client.writeAndFlush(client.alloc().directBuffer(payload.length).writeBytes(payload)));
+    }
+
+    /** Echoes {@code payload}, which {@code write} writes and flushes on the client, and checks what comes back. */
+    private LargeEcho largeEcho(UcxTransportConfig config, byte[] payload, Consumer<Channel> write) throws Exception {
         EventLoopGroup group = group(2, config);
         UcxServerSocketChannel server = server(group, group, ch -> ch.pipeline().addLast(new Echo()), null);
         Expect expect = new Expect(payload);
         Channel client = client(group, ch -> ch.pipeline().addLast(expect)).connect(server.localAddress()).sync()
                 .channel();
         long rendezvousBefore = UcxTransportStats.rendezvousReceived();
-        client.writeAndFlush(client.alloc().directBuffer(payload.length).writeBytes(payload));
+        write.accept(client);
         assertEquals(payload.length, expect.done.get(40, TimeUnit.SECONDS));
         long rendezvous = UcxTransportStats.rendezvousReceived() - rendezvousBefore;
         Set<String> transports = client.eventLoop().submit(((UcxSocketChannel) client)::transports).get();
-        boolean tcpOnly = config.ucxConfig().get("TLS").equals("tcp");
-        assertEquals(tcpOnly, UcxSocketChannel.tcpAlone(transports), "lanes " + transports);
         client.close().sync();
         server.close().sync();
-        return rendezvous;
+        return new LargeEcho(rendezvous, transports);
     }
 
     @Test
