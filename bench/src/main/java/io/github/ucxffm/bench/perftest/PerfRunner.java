@@ -81,14 +81,31 @@ public abstract class PerfRunner implements AutoCloseable {
      */
     public static final long WARMUP_MAX_NANOS = 5_000_000_000L;
 
+    /**
+     * Each side sleeps this long after each warm-up round, before it asks whether its compiler was at work: while
+     * both sides spin on the two cores, the compiler threads wait for one, and a compilation queued during a round
+     * finished only once the measured loop had started (an 8-byte {@code tag_bw} of 200,000 messages ran at 2 to 6
+     * million a second with the optimizing compiler busy in its first 20 ms, against 10 million without). The pause
+     * lets the queue drain inside the warm-up, where what it finishes counts as compiling and asks for another round.
+     */
+    public static final long WARMUP_PAUSE_MILLIS = 20;
+
+    /**
+     * Past the minimum, the warm-up also goes on until its last rounds made this many iterations with neither
+     * compiler finishing any work: a round that compiled nothing can still have left the optimizing compiler's
+     * thresholds (tens of thousands of loop turns in the first tier's code) uncrossed, so that it compiles in the
+     * measured loop; a first round made slow by the interpreter, with a quiet second round, did that.
+     */
+    public static final long WARMUP_QUIET_ITERATIONS = 50_000;
+
     /** The sequence number of the barrier that ends each warm-up round (1 and 2 surround the measured loop). */
     private static final int WARMUP_BARRIER = 0;
     /** Flags the sides exchange at the end of a warm-up round: the client's minimum (time, iterations) is not met. */
-    private static final int WARMUP_TOO_SHORT = 1;
+    static final int WARMUP_TOO_SHORT = 1;
     /** The sender's compiler finished some work during the round. */
-    private static final int WARMUP_COMPILING = 2;
+    static final int WARMUP_COMPILING = 2;
     /** The client stops warming up whatever the other flags say. */
-    private static final int WARMUP_STOP = 4;
+    static final int WARMUP_STOP = 4;
 
     /** How long a server waiting out a one-sided test sleeps after a progress call that found nothing to do. */
     public static final long QUIET_PARK_NANOS = 50_000;
@@ -282,6 +299,7 @@ public abstract class PerfRunner implements AutoCloseable {
      * @throws Exception on failure
      */
     protected final void runClient(PerfReport report) throws Exception {
+        primeMeasurements();
         long warmup = warmup();
         if (warmup > 0) {
             // the warm-up times itself into a report of its own that prints nothing, so that the code compiled
@@ -291,17 +309,21 @@ public abstract class PerfRunner implements AutoCloseable {
             long start = System.nanoTime();
             scratch.begin(start);
             int rounds = 0;
+            long quiet = 0;
             boolean more = true;
             while (more) {
                 long compiled = compilationMillis();
                 clientLoop(warmup, scratch);
                 rounds++;
+                Thread.sleep(WARMUP_PAUSE_MILLIS);
                 long elapsed = System.nanoTime() - start;
                 boolean tooShort = elapsed < WARMUP_MIN_NANOS || (long) rounds * warmup < JIT_WARMUP;
                 int mine = (compilationMillis() != compiled ? WARMUP_COMPILING : 0)
                         | (tooShort ? WARMUP_TOO_SHORT : 0)
                         | (elapsed >= WARMUP_MAX_NANOS || !warmsUpInRounds() ? WARMUP_STOP : 0);
-                more = anotherWarmupRound(mine, barrier(WARMUP_BARRIER, mine, false));
+                int server = barrier(WARMUP_BARRIER, mine, false);
+                quiet = quietAfter(quiet, mine, server, warmup);
+                more = anotherWarmupRound(mine, server, quiet);
             }
             warmupLine = String.format(Locale.ROOT, "%s: warm-up: %d round%s of %d iterations, %.0f ms",
                     runner, rounds, rounds == 1 ? "" : "s", warmup, (System.nanoTime() - start) / 1e6);
@@ -317,6 +339,17 @@ public abstract class PerfRunner implements AutoCloseable {
         barrier(2, 0, false);
         cpuLine = cpuLine(processCpuSeconds() - cpuBefore);
         allocationLine = PerfReport.allocationLine(runner, allocated, params.iterations());
+    }
+
+    /**
+     * Reads once, before the warm-up, what the measured loop's edges read: the first call of each management bean
+     * loads classes and spins lambda forms, and the compiles that follows would otherwise run during the measured
+     * loop, on a core one of the two spinning sides needs.
+     */
+    private static void primeMeasurements() {
+        processCpuSeconds();
+        PerfReport.allocatedBytes();
+        compilationMillis();
     }
 
     /** The prefix of the line that gives the CPU time of the measured loop ({@link #cpuLine}). */
@@ -390,14 +423,19 @@ public abstract class PerfRunner implements AutoCloseable {
      * @throws Exception on failure
      */
     protected final void runServer() throws Exception {
+        primeMeasurements();
         long warmup = warmup();
         if (warmup > 0) {
+            long quiet = 0;
             boolean more = true;
             while (more) {
                 long compiled = compilationMillis();
                 serverLoop(warmup);
+                Thread.sleep(WARMUP_PAUSE_MILLIS);
                 int mine = compilationMillis() != compiled ? WARMUP_COMPILING : 0;
-                more = anotherWarmupRound(barrier(WARMUP_BARRIER, mine, true), mine);
+                int client = barrier(WARMUP_BARRIER, mine, true);
+                quiet = quietAfter(quiet, client, mine, warmup);
+                more = anotherWarmupRound(client, mine, quiet);
             }
         }
         beforeMeasuredRun();
@@ -412,15 +450,26 @@ public abstract class PerfRunner implements AutoCloseable {
     }
 
     /**
-     * Whether both sides run another warm-up round, decided by both from the flags they exchanged, so that they
-     * agree: not when the client says stop; otherwise while the client's minimum (time and iterations) is not
-     * reached or either compiler was at work.
+     * Whether both sides run another warm-up round, decided by both from the flags they exchanged and the quiet
+     * iterations they count alike, so that they agree: not when the client says stop; otherwise while the client's
+     * minimum (time and iterations) is not reached, either compiler was at work, or fewer than
+     * {@link #WARMUP_QUIET_ITERATIONS} iterations ran since it last was.
      */
-    private static boolean anotherWarmupRound(int client, int server) {
+    static boolean anotherWarmupRound(int client, int server, long quiet) {
         if ((client & WARMUP_STOP) != 0) {
             return false;
         }
-        return ((client | server) & (WARMUP_TOO_SHORT | WARMUP_COMPILING)) != 0;
+        return ((client | server) & (WARMUP_TOO_SHORT | WARMUP_COMPILING)) != 0 || quiet < WARMUP_QUIET_ITERATIONS;
+    }
+
+    /**
+     * The iterations run since either side's compiler last finished work, after a round of {@code iterations}.
+     *
+     * @param quiet the count before the round
+     * @return {@code 0} when either side flagged {@link #WARMUP_COMPILING}, else {@code quiet + iterations}
+     */
+    static long quietAfter(long quiet, int client, int server, long iterations) {
+        return ((client | server) & WARMUP_COMPILING) != 0 ? 0 : quiet + iterations;
     }
 
     /**
