@@ -294,22 +294,19 @@ public final class UcxIoHandler implements IoHandler {
         return drive();
     }
 
-    /** Progress, completions, then the channels that have something to do; the amount of work done. */
+    /**
+     * One progress call, completions, then the channels that have something to do; the amount of work done. One
+     * call, not a loop until one finds nothing: over UCX's tcp transport every progress call is an
+     * {@code epoll_wait}, and a loop that did work is run again at once (Netty calls {@link #run} again).
+     */
     private int drive() {
         UcpWorker w = worker;
-        int work = 0;
-        for (int i = 0; i < 64; i++) {
-            int n;
-            try {
-                n = w.progress();
-            } catch (RuntimeException e) {
-                LOG.warn("a UCX callback failed", e);
-                n = 1;
-            }
-            if (n == 0) {
-                break;
-            }
-            work += n;
+        int work;
+        try {
+            work = w.progress();
+        } catch (RuntimeException e) {
+            LOG.warn("a UCX callback failed", e);
+            work = 1;
         }
         if (!completed.isEmpty()) {
             work += finishCompleted();
