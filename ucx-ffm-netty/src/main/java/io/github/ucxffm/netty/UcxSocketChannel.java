@@ -8,6 +8,7 @@ import io.github.ucxffm.UcpEndpoint;
 import io.github.ucxffm.UcpWorker;
 import io.github.ucxffm.UcxException;
 import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.AbstractChannel;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -67,6 +68,8 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     private static final InternalLogger LOG = InternalLoggerFactory.getInstance(UcxSocketChannel.class);
     private static final ChannelMetadata METADATA = new ChannelMetadata(false, 16);
     private static final int MAX_IOV = 64;
+    /** Up to this many bytes, a gathered data message over tcp alone is copied into one buffer ({@link #sendData}). */
+    static final int GATHER_COPY_MAX = 64 * 1024;
     /**
      * Data messages from this size on complete through a callback; smaller ones are polled, since they nearly always
      * complete when sent (eager, copied by UCX) and then need no operation record at all.
@@ -129,12 +132,16 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     private int sendsInFlight;
     /** {@link #dataFlags()}, or -1 before the first data message. */
     private int dataFlags = -1;
+    /** Whether every lane of the endpoint is UCX's tcp transport; set with {@link #dataFlags}. */
+    private boolean tcpAlone;
     /** Closed while sends were in flight: the endpoint, closed when the last of them completes. */
     private UcpEndpoint closeAfterSends;
 
     private volatile long bytesSent;
     private volatile long bytesReceived;
     private volatile long messagesSent;
+    /** Data messages whose gathered pieces were copied into one buffer before the send ({@link #sendData}). */
+    private long gathersCopied;
     private volatile long messagesReceived;
 
     /** A client channel, for {@code Bootstrap}. */
@@ -227,6 +234,11 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
      */
     public long messagesSent() {
         return messagesSent;
+    }
+
+    /** Data messages sent from one copy of their gathered pieces, for tests; read on the channel's loop. */
+    long gathersCopied() {
+        return gathersCopied;
     }
 
     /**
@@ -676,10 +688,11 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     private int dataFlags() {
         int f = dataFlags;
         if (f < 0) {
+            tcpAlone = tcpAlone(lanes());
             f = switch (handler.config().dataProtocol()) {
                 case EAGER -> UcpAmSendFlags.EAGER;
                 case BY_SIZE -> UcpAmSendFlags.NONE;
-                case AUTOMATIC -> tcpAlone(lanes()) ? UcpAmSendFlags.EAGER : UcpAmSendFlags.NONE;
+                case AUTOMATIC -> tcpAlone ? UcpAmSendFlags.EAGER : UcpAmSendFlags.NONE;
             };
             dataFlags = f;
         }
@@ -702,16 +715,23 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     }
 
     private void sendData(Collector c) throws IOException {
+        int flags = dataFlags();
+        if (tcpAlone && c.segmentCount > 1 && c.total <= GATHER_COPY_MAX) {
+            // UCX's tcp transport sends at most 6 pieces per socket call (UCX_TCP_MAX_IOV), and UCP splits a longer
+            // list into fragments of that many: a flush of 64 small writes went out in 7 to 10 sendmsg calls. One
+            // copy into one buffer sends it in one.
+            c.gatherByCopy(alloc());
+            gathersCopied++;
+        }
         ByteBuf header = alloc().directBuffer(Wire.DATA_HEADER);
         header.writeIntLE(peerId).writeIntLE(0).writeLongLE(seqOut);
         if (c.total >= CALLBACK_SEND_FROM) {
-            sendDataByCallback(c, header);
+            sendDataByCallback(c, header, flags);
             return;
         }
         long token;
         try {
             MemorySegment h = Wire.segment(header, 0, Wire.DATA_HEADER);
-            int flags = dataFlags();
             token = c.segmentCount == 1 ? ep.sendAm(Wire.AM_DATA, h, c.segments[0], 0, c.total, flags)
                     : ep.sendAm(Wire.AM_DATA, h, Arrays.copyOf(c.segments, c.segmentCount), flags);
         } catch (RuntimeException e) {
@@ -735,12 +755,11 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
      * A large send: completed through its callback, so that the loop does not test it after every progress (with
      * a window of them in flight, those tests took a large share of a streaming sender's time).
      */
-    private void sendDataByCallback(Collector c, ByteBuf header) throws IOException {
+    private void sendDataByCallback(Collector c, ByteBuf header, int flags) throws IOException {
         SendOp op = new SendOp(header, null);
         int status;
         try {
             MemorySegment h = Wire.segment(header, 0, Wire.DATA_HEADER);
-            int flags = dataFlags();
             UcxIoHandler.beginCallback(op);
             if (c.segmentCount == 1) {
                 ep.sendAm(Wire.AM_DATA, h, c.segments[0], 0, c.total, flags, op);
@@ -848,6 +867,26 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             Arrays.fill(segments, 0, segmentCount, null);
             count = 0;
             segmentCount = 0;
+        }
+
+        /**
+         * Replaces the gathered pieces by one pooled direct buffer holding their bytes, and gives the written buffers
+         * back (their bytes are sent from the copy).
+         */
+        void gatherByCopy(ByteBufAllocator alloc) {
+            ByteBuf one = alloc.directBuffer(total, total);
+            try {
+                for (int i = 0; i < segmentCount; i++) {
+                    MemorySegment piece = segments[i];
+                    one.writeBytes(piece.asByteBuffer());
+                }
+            } catch (RuntimeException e) {
+                one.release();
+                throw e;
+            }
+            releaseAll();
+            bufs[count++] = one;
+            segmentCount = Wire.segments(one, one.readerIndex(), total, segments, 0);
         }
 
         /** Gives back the references taken for a send that is over (or never started). */

@@ -214,6 +214,72 @@ class EchoTest extends UcxTestBase {
         return new LargeEcho(rendezvous, transports);
     }
 
+    /**
+     * Over tcp alone, a flush of many small writes goes to UCX as one buffer (UCX's tcp transport sends a list of
+     * pieces six at a time, one socket call each): the bytes come back in order and intact, from one copy per such
+     * flush. A flush above {@link UcxSocketChannel#GATHER_COPY_MAX} goes as its pieces, and over shared memory every
+     * flush does.
+     */
+    @Test
+    void shouldCopyAFlushOfSmallWritesIntoOneBufferOverTcpAlone() throws Exception {
+        UcxTransportConfig tcp = UcxTransportConfig.builder().config("TLS", "tcp").name("tcp-gather").build();
+        GatherEcho overTcp = smallWritesEcho(tcp);
+        assertTrue(UcxSocketChannel.tcpAlone(overTcp.transports()), "lanes " + overTcp.transports());
+        assertEquals(3, overTcp.messagesSent(), "one data message per flush");
+        assertEquals(2, overTcp.gathersCopied(), "the two flushes of small pieces copied, the large one not");
+        UcxTransportConfig shm = UcxTransportConfig.builder().config("TLS", "sm,tcp,self").name("shm-gather")
+                .peerErrorHandling(false).build();
+        GatherEcho overShm = smallWritesEcho(shm);
+        assertFalse(UcxSocketChannel.tcpAlone(overShm.transports()), "lanes " + overShm.transports());
+        assertEquals(3, overShm.messagesSent(), "one data message per flush");
+        assertEquals(0, overShm.gathersCopied(), "pieces sent as they are");
+    }
+
+    /** What {@link #smallWritesEcho} saw on the client. */
+    private record GatherEcho(long messagesSent, long gathersCopied, Set<String> transports) {
+    }
+
+    /**
+     * Echoes three flushes, each checked on its way back: 60 writes of 100 to 139 bytes, then 3 writes of 30,000
+     * bytes, then one composite buffer of 40 pieces.
+     */
+    private GatherEcho smallWritesEcho(UcxTransportConfig config) throws Exception {
+        EventLoopGroup group = group(2, config);
+        UcxServerSocketChannel server = server(group, group, ch -> ch.pipeline().addLast(new Echo()), null);
+        int small = 0;
+        for (int i = 0; i < 60; i++) {
+            small += 100 + i % 40;
+        }
+        byte[] payload = pattern(small + 3 * 30_000 + 40 * 50, 11);
+        Expect expect = new Expect(payload);
+        UcxSocketChannel client = (UcxSocketChannel) client(group, ch -> ch.pipeline().addLast(expect))
+                .connect(server.localAddress()).sync().channel();
+        int off = 0;
+        for (int i = 0; i < 60; i++) {
+            int n = 100 + i % 40;
+            client.write(client.alloc().directBuffer(n).writeBytes(payload, off, n));
+            off += n;
+        }
+        client.flush();
+        for (int i = 0; i < 3; i++) {
+            client.write(client.alloc().directBuffer(30_000).writeBytes(payload, off, 30_000));
+            off += 30_000;
+        }
+        client.flush();
+        CompositeByteBuf pieces = client.alloc().compositeDirectBuffer(64);
+        for (int i = 0; i < 40; i++) {
+            pieces.addComponent(true, client.alloc().directBuffer(50).writeBytes(payload, off, 50));
+            off += 50;
+        }
+        client.writeAndFlush(pieces);
+        assertEquals(payload.length, expect.done.get(40, TimeUnit.SECONDS));
+        GatherEcho seen = client.eventLoop().submit(() -> new GatherEcho(client.messagesSent(),
+                client.gathersCopied(), client.transports())).get();
+        client.close().sync();
+        server.close().sync();
+        return seen;
+    }
+
     @Test
     void shouldKeepTheOrderOfManySmallWrites() throws Exception {
         int count = 10_000;
