@@ -216,6 +216,7 @@ public final class UcxIoHandler implements IoHandler {
 
     private static UcpContext newContext(UcxTransportConfig config) {
         UcpContext.Builder b = UcpContext.builder().features(UcpContext.Feature.AM, UcpContext.Feature.WAKEUP);
+        UcxTransportConfig.contextDefaults(config.ucxConfig(), System::getenv).forEach(b::config);
         config.ucxConfig().forEach(b::config);
         if (config.name() != null) {
             b.name(config.name());

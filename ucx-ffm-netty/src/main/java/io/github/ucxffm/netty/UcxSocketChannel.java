@@ -71,6 +71,11 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     /** Up to this many bytes, a gathered data message over tcp alone is copied into one buffer ({@link #sendData}). */
     static final int GATHER_COPY_MAX = 64 * 1024;
     /**
+     * The pieces of data UCX's tcp transport sends in one socket call beside the message's headers (its default
+     * {@code UCX_TCP_MAX_IOV} of 6, less the two headers); a message of more is copied ({@link #sendData}).
+     */
+    static final int TCP_PIECES_PER_CALL = 4;
+    /**
      * Data messages from this size on complete through a callback; smaller ones are polled, since they nearly always
      * complete when sent (eager, copied by UCX) and then need no operation record at all.
      */
@@ -716,10 +721,10 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
 
     private void sendData(Collector c) throws IOException {
         int flags = dataFlags();
-        if (tcpAlone && c.segmentCount > 1 && c.total <= GATHER_COPY_MAX) {
-            // UCX's tcp transport sends at most 6 pieces per socket call (UCX_TCP_MAX_IOV), and UCP splits a longer
-            // list into fragments of that many: a flush of 64 small writes went out in 7 to 10 sendmsg calls. One
-            // copy into one buffer sends it in one.
+        if (tcpAlone && c.segmentCount > TCP_PIECES_PER_CALL && c.total <= GATHER_COPY_MAX) {
+            // UCX's tcp transport sends at most 6 pieces per socket call (UCX_TCP_MAX_IOV, headers included), and UCP
+            // splits a longer list into fragments of that many: a flush of 64 small writes went out in 7 sendmsg
+            // calls on average. One copy into one buffer sends it in one.
             c.gatherByCopy(alloc());
             gathersCopied++;
         }

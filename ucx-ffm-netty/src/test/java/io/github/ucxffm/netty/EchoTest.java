@@ -217,21 +217,21 @@ class EchoTest extends UcxTestBase {
     /**
      * Over tcp alone, a flush of many small writes goes to UCX as one buffer (UCX's tcp transport sends a list of
      * pieces six at a time, one socket call each): the bytes come back in order and intact, from one copy per such
-     * flush. A flush above {@link UcxSocketChannel#GATHER_COPY_MAX} goes as its pieces, and over shared memory every
-     * flush does.
+     * flush. A flush of a few pieces, or above {@link UcxSocketChannel#GATHER_COPY_MAX}, goes as its pieces, and over
+     * shared memory every flush does.
      */
     @Test
     void shouldCopyAFlushOfSmallWritesIntoOneBufferOverTcpAlone() throws Exception {
         UcxTransportConfig tcp = UcxTransportConfig.builder().config("TLS", "tcp").name("tcp-gather").build();
         GatherEcho overTcp = smallWritesEcho(tcp);
         assertTrue(UcxSocketChannel.tcpAlone(overTcp.transports()), "lanes " + overTcp.transports());
-        assertEquals(3, overTcp.messagesSent(), "one data message per flush");
-        assertEquals(2, overTcp.gathersCopied(), "the two flushes of small pieces copied, the large one not");
+        assertEquals(4, overTcp.messagesSent(), "one data message per flush");
+        assertEquals(2, overTcp.gathersCopied(), "the two flushes of many small pieces copied, the others not");
         UcxTransportConfig shm = UcxTransportConfig.builder().config("TLS", "sm,tcp,self").name("shm-gather")
                 .peerErrorHandling(false).build();
         GatherEcho overShm = smallWritesEcho(shm);
         assertFalse(UcxSocketChannel.tcpAlone(overShm.transports()), "lanes " + overShm.transports());
-        assertEquals(3, overShm.messagesSent(), "one data message per flush");
+        assertEquals(4, overShm.messagesSent(), "one data message per flush");
         assertEquals(0, overShm.gathersCopied(), "pieces sent as they are");
     }
 
@@ -240,8 +240,8 @@ class EchoTest extends UcxTestBase {
     }
 
     /**
-     * Echoes three flushes, each checked on its way back: 60 writes of 100 to 139 bytes, then 3 writes of 30,000
-     * bytes, then one composite buffer of 40 pieces.
+     * Echoes four flushes, each checked on its way back: 60 writes of 100 to 139 bytes, then 3 writes of 30,000
+     * bytes, then one composite buffer of 40 pieces, then 4 writes of 50 bytes (as many pieces as one call takes).
      */
     private GatherEcho smallWritesEcho(UcxTransportConfig config) throws Exception {
         EventLoopGroup group = group(2, config);
@@ -250,7 +250,7 @@ class EchoTest extends UcxTestBase {
         for (int i = 0; i < 60; i++) {
             small += 100 + i % 40;
         }
-        byte[] payload = pattern(small + 3 * 30_000 + 40 * 50, 11);
+        byte[] payload = pattern(small + 3 * 30_000 + 40 * 50 + UcxSocketChannel.TCP_PIECES_PER_CALL * 50, 11);
         Expect expect = new Expect(payload);
         UcxSocketChannel client = (UcxSocketChannel) client(group, ch -> ch.pipeline().addLast(expect))
                 .connect(server.localAddress()).sync().channel();
@@ -272,6 +272,11 @@ class EchoTest extends UcxTestBase {
             off += 50;
         }
         client.writeAndFlush(pieces);
+        for (int i = 0; i < UcxSocketChannel.TCP_PIECES_PER_CALL; i++) {
+            client.write(client.alloc().directBuffer(50).writeBytes(payload, off, 50));
+            off += 50;
+        }
+        client.flush();
         assertEquals(payload.length, expect.done.get(40, TimeUnit.SECONDS));
         GatherEcho seen = client.eventLoop().submit(() -> new GatherEcho(client.messagesSent(),
                 client.gathersCopied(), client.transports())).get();
