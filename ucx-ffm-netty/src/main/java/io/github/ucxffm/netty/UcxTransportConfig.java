@@ -1,5 +1,7 @@
 package io.github.ucxffm.netty;
 
+import io.github.ucxffm.UcxVersion;
+
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -29,10 +31,11 @@ import java.util.Objects;
  *   <li>{@link Builder#dataProtocol(DataProtocol)} (default {@link DataProtocol#AUTOMATIC}): whether data messages
  *       go eager whatever their size, or by UCX's choice (rendezvous from its threshold).</li>
  * </ul>
- * One UCX option has a default of the transport's own, used when neither the config nor the environment sets it:
- * {@code TCP_TX_SEG_SIZE} {@value #TCP_SEGMENT_DEFAULT} (UCX's is 8K). UCX 1.18 and later send an eager message over
- * tcp in fragments of that size, each a socket call and a message to reassemble: with 8K, 64 KiB echoes over tcp ran
- * at half the rate they reach with 64K, and at half of UCX 1.13's (which sends them in one call).
+ * One UCX option has a default of the transport's own on UCX 1.18 and later, used when neither the config nor the
+ * environment sets it: {@code TCP_TX_SEG_SIZE} {@value #TCP_SEGMENT_DEFAULT} (UCX's is 8K). Those releases send an
+ * eager message over tcp in fragments of that size, each a socket call and a message to reassemble: with 8K, 64 KiB
+ * echoes over tcp ran at half the rate they reach with 64K, and at half of UCX 1.13's, which sends them in one call
+ * (and refuses the option set this way, with a warning).
  */
 public final class UcxTransportConfig {
 
@@ -82,16 +85,19 @@ public final class UcxTransportConfig {
     }
 
     /**
-     * The UCX options the transport sets on its contexts beside {@code options}: those of its own defaults that
-     * neither {@code options} nor the environment ({@code UCX_}<i>key</i>) sets.
+     * The UCX options the transport sets on its contexts beside {@code options}: those of its own defaults that apply
+     * to {@code ucx} and that neither {@code options} nor the environment ({@code UCX_}<i>key</i>) sets.
      *
      * @param options     a config's UCX options
      * @param environment the environment's variables by name
+     * @param ucx         the UCX release the contexts run on
      * @return options to set before {@code options}
      */
     static Map<String, String> contextDefaults(Map<String, String> options,
-                                               java.util.function.Function<String, String> environment) {
-        if (options.containsKey(TCP_SEGMENT) || environment.apply("UCX_" + TCP_SEGMENT) != null) {
+                                               java.util.function.Function<String, String> environment,
+                                               UcxVersion ucx) {
+        if (!ucx.atLeast(1, 18) || options.containsKey(TCP_SEGMENT)
+                || environment.apply("UCX_" + TCP_SEGMENT) != null) {
             return Map.of();
         }
         return Map.of(TCP_SEGMENT, TCP_SEGMENT_DEFAULT);
