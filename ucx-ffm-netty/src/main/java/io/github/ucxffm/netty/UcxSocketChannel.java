@@ -725,7 +725,12 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             // UCX's tcp transport sends at most 6 pieces per socket call (UCX_TCP_MAX_IOV, headers included), and UCP
             // splits a longer list into fragments of that many: a flush of 64 small writes went out in 7 sendmsg
             // calls on average. One copy into one buffer sends it in one.
-            c.gatherByCopy(alloc());
+            try {
+                c.gatherByCopy(alloc());
+            } catch (RuntimeException e) { // no direct memory for the copy: the write fails, nothing stays retained
+                c.releaseAll();
+                throw sendFailed(e);
+            }
             gathersCopied++;
         }
         ByteBuf header = alloc().directBuffer(Wire.DATA_HEADER);
