@@ -150,7 +150,7 @@ class EchoTest extends UcxTestBase {
         UcxTransportConfig config = UcxTransportConfig.builder().config("TLS", "tcp,self").windowBytes(2 << 20)
                 .maxMessageBytes(512 << 10).dataProtocol(UcxTransportConfig.DataProtocol.BY_SIZE).build();
         byte[] payload = pattern(6 << 20, 3);
-        LargeEcho echo = largeEcho(config, payload, client -> {
+        EchoSeen echo = echoWrites(config, payload, client -> {
             int half = payload.length / 2;
             client.write(client.alloc().directBuffer(half).writeBytes(payload, 0, half));
             client.writeAndFlush(Unpooled.wrappedBuffer(payload, half, payload.length - half)); // heap: copied once
@@ -168,37 +168,40 @@ class EchoTest extends UcxTestBase {
         UcxTransportConfig tcp = UcxTransportConfig.builder().config("TLS", "tcp").name("tcp-eager")
                 .windowBytes(2 << 20).maxMessageBytes(512 << 10).build();
         assertEquals(UcxTransportConfig.DataProtocol.AUTOMATIC, tcp.dataProtocol());
-        LargeEcho overTcp = largeEcho(tcp);
+        EchoSeen overTcp = largeEcho(tcp);
         assertEquals(0, overTcp.rendezvous(), "no rendezvous over tcp alone");
         assertTrue(UcxSocketChannel.tcpAlone(overTcp.transports()), "lanes " + overTcp.transports());
 
         UcxTransportConfig shmEager = UcxTransportConfig.builder().config("TLS", "sm,tcp,self").name("shm-eager")
                 .peerErrorHandling(false).maxMessageBytes(512 << 10)
                 .dataProtocol(UcxTransportConfig.DataProtocol.EAGER).build();
-        LargeEcho told = largeEcho(shmEager);
+        EchoSeen told = largeEcho(shmEager);
         assertEquals(0, told.rendezvous(), "no rendezvous when told eager");
         assertFalse(UcxSocketChannel.tcpAlone(told.transports()), "lanes " + told.transports());
 
         UcxTransportConfig shmAuto = UcxTransportConfig.builder().config("TLS", "sm,tcp,self").name("shm-auto")
                 .peerErrorHandling(false).maxMessageBytes(512 << 10).build();
-        LargeEcho overShm = largeEcho(shmAuto);
+        EchoSeen overShm = largeEcho(shmAuto);
         assertTrue(overShm.rendezvous() > 0, "rendezvous over shared memory by default");
         assertFalse(UcxSocketChannel.tcpAlone(overShm.transports()), "lanes " + overShm.transports());
     }
 
-    /** What {@link #largeEcho} saw: the rendezvous receives it took, and the client connection's lanes. */
-    private record LargeEcho(long rendezvous, Set<String> transports) {
+    /**
+     * What {@link #echoWrites} saw: the rendezvous receives it took, the client connection's lanes, the data messages
+     * the client sent and how many of them it sent from a copy of their gathered pieces.
+     */
+    private record EchoSeen(long rendezvous, Set<String> transports, long messagesSent, long gathersCopied) {
     }
 
     /** Echoes 3 MiB, written and flushed at once, over {@code config}. */
-    private LargeEcho largeEcho(UcxTransportConfig config) throws Exception {
+    private EchoSeen largeEcho(UcxTransportConfig config) throws Exception {
         byte[] payload = pattern(3 << 20, 5);
-        return largeEcho(config, payload,
+        return echoWrites(config, payload,
                 client -> client.writeAndFlush(client.alloc().directBuffer(payload.length).writeBytes(payload)));
     }
 
     /** Echoes {@code payload}, which {@code write} writes and flushes on the client, and checks what comes back. */
-    private LargeEcho largeEcho(UcxTransportConfig config, byte[] payload, Consumer<Channel> write) throws Exception {
+    private EchoSeen echoWrites(UcxTransportConfig config, byte[] payload, Consumer<Channel> write) throws Exception {
         EventLoopGroup group = group(2, config);
         UcxServerSocketChannel server = server(group, group, ch -> ch.pipeline().addLast(new Echo()), null);
         Expect expect = new Expect(payload);
@@ -208,10 +211,12 @@ class EchoTest extends UcxTestBase {
         write.accept(client);
         assertEquals(payload.length, expect.done.get(40, TimeUnit.SECONDS));
         long rendezvous = UcxTransportStats.rendezvousReceived() - rendezvousBefore;
-        Set<String> transports = client.eventLoop().submit(((UcxSocketChannel) client)::transports).get();
+        UcxSocketChannel c = (UcxSocketChannel) client;
+        EchoSeen seen = client.eventLoop().submit(() -> new EchoSeen(rendezvous, c.transports(), c.messagesSent(),
+                c.gathersCopied())).get();
         client.close().sync();
         server.close().sync();
-        return new LargeEcho(rendezvous, transports);
+        return seen;
     }
 
     /**
@@ -223,66 +228,53 @@ class EchoTest extends UcxTestBase {
     @Test
     void shouldCopyAFlushOfSmallWritesIntoOneBufferOverTcpAlone() throws Exception {
         UcxTransportConfig tcp = UcxTransportConfig.builder().config("TLS", "tcp").name("tcp-gather").build();
-        GatherEcho overTcp = smallWritesEcho(tcp);
+        EchoSeen overTcp = smallWritesEcho(tcp);
         assertTrue(UcxSocketChannel.tcpAlone(overTcp.transports()), "lanes " + overTcp.transports());
         assertEquals(4, overTcp.messagesSent(), "one data message per flush");
         assertEquals(2, overTcp.gathersCopied(), "the two flushes of many small pieces copied, the others not");
         UcxTransportConfig shm = UcxTransportConfig.builder().config("TLS", "sm,tcp,self").name("shm-gather")
                 .peerErrorHandling(false).build();
-        GatherEcho overShm = smallWritesEcho(shm);
+        EchoSeen overShm = smallWritesEcho(shm);
         assertFalse(UcxSocketChannel.tcpAlone(overShm.transports()), "lanes " + overShm.transports());
         assertEquals(4, overShm.messagesSent(), "one data message per flush");
         assertEquals(0, overShm.gathersCopied(), "pieces sent as they are");
-    }
-
-    /** What {@link #smallWritesEcho} saw on the client. */
-    private record GatherEcho(long messagesSent, long gathersCopied, Set<String> transports) {
     }
 
     /**
      * Echoes four flushes, each checked on its way back: 60 writes of 100 to 139 bytes, then 3 writes of 30,000
      * bytes, then one composite buffer of 40 pieces, then 4 writes of 50 bytes (as many pieces as one call takes).
      */
-    private GatherEcho smallWritesEcho(UcxTransportConfig config) throws Exception {
-        EventLoopGroup group = group(2, config);
-        UcxServerSocketChannel server = server(group, group, ch -> ch.pipeline().addLast(new Echo()), null);
+    private EchoSeen smallWritesEcho(UcxTransportConfig config) throws Exception {
         int small = 0;
         for (int i = 0; i < 60; i++) {
             small += 100 + i % 40;
         }
         byte[] payload = pattern(small + 3 * 30_000 + 40 * 50 + UcxSocketChannel.TCP_PIECES_PER_CALL * 50, 11);
-        Expect expect = new Expect(payload);
-        UcxSocketChannel client = (UcxSocketChannel) client(group, ch -> ch.pipeline().addLast(expect))
-                .connect(server.localAddress()).sync().channel();
-        int off = 0;
-        for (int i = 0; i < 60; i++) {
-            int n = 100 + i % 40;
-            client.write(client.alloc().directBuffer(n).writeBytes(payload, off, n));
-            off += n;
-        }
-        client.flush();
-        for (int i = 0; i < 3; i++) {
-            client.write(client.alloc().directBuffer(30_000).writeBytes(payload, off, 30_000));
-            off += 30_000;
-        }
-        client.flush();
-        CompositeByteBuf pieces = client.alloc().compositeDirectBuffer(64);
-        for (int i = 0; i < 40; i++) {
-            pieces.addComponent(true, client.alloc().directBuffer(50).writeBytes(payload, off, 50));
-            off += 50;
-        }
-        client.writeAndFlush(pieces);
-        for (int i = 0; i < UcxSocketChannel.TCP_PIECES_PER_CALL; i++) {
-            client.write(client.alloc().directBuffer(50).writeBytes(payload, off, 50));
-            off += 50;
-        }
-        client.flush();
-        assertEquals(payload.length, expect.done.get(40, TimeUnit.SECONDS));
-        GatherEcho seen = client.eventLoop().submit(() -> new GatherEcho(client.messagesSent(),
-                client.gathersCopied(), client.transports())).get();
-        client.close().sync();
-        server.close().sync();
-        return seen;
+        return echoWrites(config, payload, client -> {
+            int off = 0;
+            for (int i = 0; i < 60; i++) {
+                int n = 100 + i % 40;
+                client.write(client.alloc().directBuffer(n).writeBytes(payload, off, n));
+                off += n;
+            }
+            client.flush();
+            for (int i = 0; i < 3; i++) {
+                client.write(client.alloc().directBuffer(30_000).writeBytes(payload, off, 30_000));
+                off += 30_000;
+            }
+            client.flush();
+            CompositeByteBuf pieces = client.alloc().compositeDirectBuffer(64);
+            for (int i = 0; i < 40; i++) {
+                pieces.addComponent(true, client.alloc().directBuffer(50).writeBytes(payload, off, 50));
+                off += 50;
+            }
+            client.writeAndFlush(pieces);
+            for (int i = 0; i < UcxSocketChannel.TCP_PIECES_PER_CALL; i++) {
+                client.write(client.alloc().directBuffer(50).writeBytes(payload, off, 50));
+                off += 50;
+            }
+            client.flush();
+        });
     }
 
     @Test
