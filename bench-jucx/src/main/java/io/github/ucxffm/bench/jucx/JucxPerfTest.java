@@ -5,15 +5,13 @@ import io.github.ucxffm.bench.perftest.PerfParams;
 import io.github.ucxffm.bench.perftest.PerfReport;
 import io.github.ucxffm.bench.perftest.PerfRunner;
 import io.github.ucxffm.bench.perftest.PerfTestType;
+import io.github.ucxffm.bench.perftest.SideChannel;
 import org.openucx.jucx.UcxUtils;
 import org.openucx.jucx.ucp.UcpAmData;
-import org.openucx.jucx.ucp.UcpConnectionRequest;
 import org.openucx.jucx.ucp.UcpConstants;
 import org.openucx.jucx.ucp.UcpContext;
 import org.openucx.jucx.ucp.UcpEndpoint;
 import org.openucx.jucx.ucp.UcpEndpointParams;
-import org.openucx.jucx.ucp.UcpListener;
-import org.openucx.jucx.ucp.UcpListenerParams;
 import org.openucx.jucx.ucp.UcpMemMapParams;
 import org.openucx.jucx.ucp.UcpMemory;
 import org.openucx.jucx.ucp.UcpParams;
@@ -23,11 +21,12 @@ import org.openucx.jucx.ucp.UcpWorker;
 import org.openucx.jucx.ucp.UcpWorkerParams;
 import org.openucx.jucx.ucs.UcsConstants;
 
+import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
-import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.EnumSet;
@@ -60,7 +59,8 @@ public final class JucxPerfTest extends PerfRunner {
         SUPPORTED = Collections.unmodifiableSet(s);
     }
 
-    private static final long HANDSHAKE_TIMEOUT_NANOS = 30_000_000_000L;
+    private static final Duration HANDSHAKE_TIMEOUT = Duration.ofSeconds(30);
+    private static final long HANDSHAKE_TIMEOUT_NANOS = HANDSHAKE_TIMEOUT.toNanos();
     private static final VarHandle BYTE = JAVA_BYTE.varHandle();
 
     private final UcpContext context;
@@ -72,7 +72,6 @@ public final class JucxPerfTest extends PerfRunner {
     private volatile String failure;
 
     private UcpEndpoint endpoint;
-    private UcpConnectionRequest connectionRequest;
     private UcpMemory sendMemory;
     private UcpMemory recvMemory;
     private long send;
@@ -177,24 +176,9 @@ public final class JucxPerfTest extends PerfRunner {
 
     @Override
     protected void serve(PerfParams p) throws Exception {
-        UcpListener listener = worker.newListener(new UcpListenerParams()
-                .setSockAddr(new InetSocketAddress(p.port()))
-                .setConnectionHandler(r -> connectionRequest = r));
-        out.println("Waiting for connection...");
-        out.flush();
-        while (connectionRequest == null) {
-            if (worker.progress() == 0) {
-                LockSupport.parkNanos(50_000);
-            }
+        try (SideChannel side = SideChannel.awaitClient(p.port(), out)) {
+            connectByAddress(side);
         }
-        UcpConnectionRequest request = connectionRequest;
-        endpoint = worker.newEndpoint(new UcpEndpointParams().setConnectionRequest(request)
-                .setErrorHandler((ep, status, message) -> failure = message + " (status " + status + ")"));
-        InetSocketAddress client = request.getClientAddress();
-        out.println("Accepted connection from " + (client == null ? "?" : client.getHostString() + ":"
-                + client.getPort()));
-        out.flush();
-        listener.close();
         int n = receiveControl(true);
         Handshake.Request r = Handshake.parseRequest(controlBytes, n);
         if (r.sleep() && !sleepable) {
@@ -218,9 +202,11 @@ public final class JucxPerfTest extends PerfRunner {
     @Override
     protected void client(PerfParams p) throws Exception {
         params = p;
-        endpoint = worker.newEndpoint(new UcpEndpointParams()
-                .setSocketAddress(new InetSocketAddress(p.host(), p.port()))
-                .setErrorHandler((ep, status, message) -> failure = message + " (status " + status + ")"));
+        try (SideChannel side = SideChannel.connect(p.host(), p.port(), HANDSHAKE_TIMEOUT, RUNNER + " server")) {
+            connectByAddress(side);
+        } catch (IOException e) {
+            throw new IllegalStateException(e.getMessage(), e);
+        }
         prepare();
         byte[] packed = p.test() == PerfTestType.UCP_PUT_LAT ? bytes(recvMemory.getRemoteKeyBuffer()) : new byte[0];
         sendControl(Handshake.request(p, packed, recv), true);
@@ -235,6 +221,16 @@ public final class JucxPerfTest extends PerfRunner {
         runClient(report);
         report.printFinal();
         printRunNotes();
+    }
+
+    /**
+     * Swaps worker addresses with the peer over the side channel and connects the endpoint to the peer's worker, as
+     * {@code ucx_perftest} and the ucx-ffm runner connect (see {@link SideChannel}).
+     */
+    private void connectByAddress(SideChannel side) throws IOException {
+        byte[] peer = side.swap(bytes(worker.getAddress()), RUNNER);
+        endpoint = worker.newEndpoint(new UcpEndpointParams().setUcpAddress(direct(peer))
+                .setErrorHandler((ep, status, message) -> failure = message + " (status " + status + ")"));
     }
 
     private static ByteBuffer direct(byte[] bytes) {

@@ -86,9 +86,9 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
                 + "                    at most a tenth of -n (rounded up) is run\n"
                 + "     -O <count>     maximal number of uncompleted outstanding operations (0: the test's\n"
                 + "                    default, 1 for latency tests, ucp_get and fetching atomics, 32 otherwise)\n"
-                + "     -p <port>      port the server listens on for the UCX connection (" + DEFAULT_PORT + ")\n"
-                + "     -x <tls>       UCX transports, as UCX_TLS (default: UCX_TLS from the environment, or all).\n"
-                + "                    tcp is added when missing: UCX's client-server connection manager needs it\n"
+                + "     -p <port>      TCP port the server listens on; the two swap UCX worker addresses there,\n"
+                + "                    as ucx_perftest does (" + DEFAULT_PORT + ")\n"
+                + "     -x <tls>       UCX transports, as UCX_TLS (default: UCX_TLS from the environment, or all)\n"
                 + "     -R <rank>      percentile rank of the percentile column, in [0, 100] (50.0); taken over\n"
                 + "                    the most recent " + PerfReport.QUEUE + " iterations, as in ucx_perftest\n"
                 + "     -E <mode>      wait mode: poll (call progress in a loop; the default) or sleep (when\n"
@@ -380,33 +380,15 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
     }
 
     /**
-     * The transports to configure UCX with: {@code -x}, else {@code UCX_TLS}; with tcp added when the list names
-     * transports but not tcp, since UCX's client-server connection is made over a TCP socket by its connection
-     * manager. {@code null} leaves UCX's default (all).
+     * The transports to configure UCX with: {@code -x}, else {@code UCX_TLS}, as given (the runners connect by worker
+     * address, as {@code ucx_perftest} does, so no transport has to be added for the connection). {@code null} leaves
+     * UCX's default (all).
      *
      * @param environment {@code UCX_TLS} from the environment, or {@code null}
      * @return the value for UCX's {@code TLS} option, or {@code null} to leave it
      */
     public String ucxTransports(String environment) {
         String tls = transports != null ? transports : environment;
-        if (tls == null || tls.isBlank()) {
-            return null;
-        }
-        return withConnectionTransport(tls);
-    }
-
-    /**
-     * Adds {@code tcp} to a transport list that lacks it, as the client-server connection needs; leaves {@code all},
-     * exclusion lists ({@code ^...}) and lists with tcp alone.
-     *
-     * @param tls a UCX_TLS value
-     * @return the value to use
-     */
-    public static String withConnectionTransport(String tls) {
-        String t = tls.trim();
-        if (t.startsWith("^") || t.matches("(.*,)?\\s*(all|tcp)\\s*(,.*)?")) {
-            return t;
-        }
-        return t + ",tcp";
+        return tls == null || tls.isBlank() ? null : tls.trim();
     }
 }

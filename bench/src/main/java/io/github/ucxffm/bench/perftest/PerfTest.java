@@ -3,20 +3,19 @@ package io.github.ucxffm.bench.perftest;
 import io.github.ucxffm.UcpAmData;
 import io.github.ucxffm.UcpAmMessage;
 import io.github.ucxffm.UcpAtomicOp;
-import io.github.ucxffm.UcpConnectionRequest;
 import io.github.ucxffm.UcpContext;
 import io.github.ucxffm.UcpEndpoint;
-import io.github.ucxffm.UcpListener;
 import io.github.ucxffm.UcpMemory;
 import io.github.ucxffm.UcpRemoteKey;
 import io.github.ucxffm.UcpWorker;
 import io.github.ucxffm.UcxException;
 
+import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
-import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.concurrent.CountDownLatch;
@@ -32,7 +31,9 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * A {@code ucx_perftest}-compatible runner on ucx-ffm: {@code ./ucx-ffm perftest [OPTIONS] [HOST]}. Without a host
  * it is the server: it listens on {@code -p}, accepts one client, learns the test from the client's first message,
  * runs it and exits. With a host it is the client: it connects, sends the test parameters, runs the test and prints
- * the table and the {@code Final:} line in {@code ucx_perftest}'s columns and units ({@link PerfReport}).
+ * the table and the {@code Final:} line in {@code ucx_perftest}'s columns and units ({@link PerfReport}). As in
+ * {@code ucx_perftest}, the two connect a plain TCP socket first, swap their worker addresses over it and connect
+ * their UCP endpoints by address ({@link SideChannel}); so no transport is added to {@code -x} or {@code UCX_TLS}.
  * <p>
  * Each test follows {@code ucx_perftest}'s definition ({@link PerfTestType}): latency tests are ping-pongs whose
  * reported latency is half the round trip; bandwidth tests keep a window of outstanding operations ({@code -O});
@@ -211,24 +212,9 @@ public final class PerfTest extends PerfRunner {
 
     @Override
     protected void serve(PerfParams p) throws Exception {
-        UcpListener listener = worker.listen(new InetSocketAddress(p.port()));
-        out.println("Waiting for connection...");
-        out.flush();
-        UcpConnectionRequest request;
-        while ((request = listener.poll()) == null) {
-            if (worker.progress() == 0) {
-                LockSupport.parkNanos(50_000);
-            }
+        try (SideChannel side = SideChannel.awaitClient(p.port(), out)) {
+            connectByAddress(side);
         }
-        // as ucx_perftest's: no peer error handling and no error callback, so that nothing can call back into Java
-        // during the measured calls and the worker makes them critical (UcpWorker, "Critical calls"); see
-        // ERROR_CALLBACK
-        endpoint = worker.connect(request.endpointParams().peerErrorHandling(false).errorCallback(ERROR_CALLBACK));
-        InetSocketAddress client = request.clientAddress();
-        out.println("Accepted connection from " + (client == null ? "?" : client.getHostString() + ":"
-                + client.getPort()));
-        out.flush();
-        listener.close(); // one client, as ucx_perftest serves one
         int n = receiveControl(HANDSHAKE_TIMEOUT);
         Handshake.Request r = Handshake.parseRequest(controlBytes, n);
         if (r.sleep() && !sleepable) {
@@ -266,21 +252,14 @@ public final class PerfTest extends PerfRunner {
      * tells the client; then serve the client's thread of the same number as the first thread serves the first.
      */
     private void serveThread(PerfParams p, Threads all) throws Exception {
-        UcpListener listener = worker.listen(new InetSocketAddress(0));
-        all.listening(thread, listener.address().getPort());
-        UcpConnectionRequest request;
-        long deadline = System.nanoTime() + HANDSHAKE_TIMEOUT.toNanos();
-        while ((request = listener.poll()) == null) {
-            if (worker.progress() == 0) {
-                if (System.nanoTime() - deadline > 0) {
-                    throw new IllegalStateException("thread " + thread + ": no client thread connected within "
-                            + HANDSHAKE_TIMEOUT.toSeconds() + " s");
-                }
-                LockSupport.parkNanos(50_000);
+        try (ServerSocket server = SideChannel.bind(0)) {
+            all.listening(thread, server.getLocalPort());
+            try (SideChannel side = SideChannel.accept(server, HANDSHAKE_TIMEOUT)) {
+                connectByAddress(side);
+            } catch (IOException e) {
+                throw new IllegalStateException("thread " + thread + ": " + e.getMessage(), e);
             }
         }
-        endpoint = worker.connect(request.endpointParams().peerErrorHandling(false).errorCallback(ERROR_CALLBACK));
-        listener.close();
         params = p;
         prepare();
         int n = receiveControl(HANDSHAKE_TIMEOUT);
@@ -292,6 +271,19 @@ public final class PerfTest extends PerfRunner {
         byte[] packed = params.test().operation().isOneSided() ? recvMemory.packRemoteKey() : new byte[0];
         sendControl(Handshake.reply(packed, recvMemory.address()), HANDSHAKE_TIMEOUT);
         runServer();
+    }
+
+    /**
+     * Swaps worker addresses with the peer over the side channel and connects this thread's endpoint to the peer's
+     * worker, as {@code ucx_perftest} connects (see {@link SideChannel} for why not through UCX's listener). As in
+     * {@code ucx_perftest}, no peer error handling and no error callback, so that nothing can call back into Java
+     * during the measured calls and the worker makes them critical (UcpWorker, "Critical calls"); see
+     * {@link #ERROR_CALLBACK}.
+     */
+    private void connectByAddress(SideChannel side) throws IOException {
+        byte[] peer = side.swap(worker.address(), RUNNER);
+        endpoint = worker.connect(UcpEndpoint.Params.worker(peer).peerErrorHandling(false)
+                .errorCallback(ERROR_CALLBACK));
     }
 
     @Override
@@ -323,10 +315,13 @@ public final class PerfTest extends PerfRunner {
      * Connects this thread's endpoint to the server's listener on {@code port}, prepares the test and exchanges the
      * request and reply (with the remote key a one-sided test needs).
      */
-    private Handshake.Reply connect(PerfParams p, int port) {
+    private Handshake.Reply connect(PerfParams p, int port) throws IOException {
         params = p;
-        endpoint = worker.connect(UcpEndpoint.Params.socket(new InetSocketAddress(p.host(), port))
-                .peerErrorHandling(false).errorCallback(ERROR_CALLBACK));
+        try (SideChannel side = SideChannel.connect(p.host(), port, HANDSHAKE_TIMEOUT, RUNNER + " server")) {
+            connectByAddress(side);
+        } catch (IOException e) {
+            throw new IllegalStateException(e.getMessage(), e);
+        }
         prepare();
         boolean putLat = p.test() == PerfTestType.UCP_PUT_LAT;
         byte[] packed = putLat ? recvMemory.packRemoteKey() : new byte[0];

@@ -28,11 +28,7 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.lang.invoke.VarHandle;
-import java.io.BufferedInputStream;
-import java.io.BufferedOutputStream;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -76,7 +72,7 @@ public final class UctPerfTest extends PerfRunner {
     static final int FC_WINDOW = 127;
     /** Sends between two progress calls when sends succeed at once, as in {@code ucx_perftest}. */
     private static final int SENDS_PER_PROGRESS = 16;
-    private static final int CONNECT_TIMEOUT_MILLIS = 30_000;
+    private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(30);
     private static final byte AM_ID = (byte) Handshake.AM_ID;
     private static final byte OK = (byte) ucx_h.UCS_OK();
     private static final byte INPROGRESS = (byte) ucx_h.UCS_INPROGRESS();
@@ -98,7 +94,7 @@ public final class UctPerfTest extends PerfRunner {
     private final Deque<Runnable> cleanups = new ArrayDeque<>();
     private final MemorySegment pointerOut;
 
-    private Socket socket;
+    private SideChannel side;
     private DataInputStream in;
     private DataOutputStream outStream;
 
@@ -172,17 +168,8 @@ public final class UctPerfTest extends PerfRunner {
 
     @Override
     protected void serve(PerfParams p) throws Exception {
-        try (ServerSocket server = new ServerSocket()) {
-            server.setReuseAddress(true);
-            server.bind(new InetSocketAddress(p.port()));
-            out.println("Waiting for connection...");
-            out.flush();
-            socket = server.accept();
-        }
-        streams();
-        out.println("Accepted connection from " + socket.getInetAddress().getHostAddress() + ":" + socket.getPort());
-        out.flush();
-        byte[] request = readFrame();
+        streams(SideChannel.awaitClient(p.port(), out));
+        byte[] request = side.readFrame(runner + " UCT runner");
         Handshake.Request r = Handshake.parseRequest(request, request.length);
         String ctl = in.readUTF();
         String cdev = in.readUTF();
@@ -209,15 +196,12 @@ public final class UctPerfTest extends PerfRunner {
         params = p;
         open();
         prepare();
-        socket = new Socket();
         try {
-            socket.connect(new InetSocketAddress(p.host(), p.port()), CONNECT_TIMEOUT_MILLIS);
+            streams(SideChannel.connect(p.host(), p.port(), CONNECT_TIMEOUT, runner + " server with -d"));
         } catch (IOException e) {
-            throw new IllegalStateException("cannot connect to " + p.host() + ":" + p.port() + " (is a " + runner
-                    + " server with -d listening there?): " + e.getMessage(), e);
+            throw new IllegalStateException(e.getMessage(), e);
         }
-        streams();
-        writeFrame(Handshake.request(p, new byte[0], 0));
+        side.writeFrame(Handshake.request(p, new byte[0], 0));
         outStream.writeUTF(tl);
         outStream.writeUTF(dev);
         outStream.writeUTF(layout.label());
@@ -236,25 +220,10 @@ public final class UctPerfTest extends PerfRunner {
         verifyArrivals();
     }
 
-    private void streams() throws IOException {
-        socket.setTcpNoDelay(true);
-        in = new DataInputStream(new BufferedInputStream(socket.getInputStream()));
-        outStream = new DataOutputStream(new BufferedOutputStream(socket.getOutputStream()));
-    }
-
-    private void writeFrame(byte[] b) throws IOException {
-        outStream.writeInt(b.length);
-        outStream.write(b);
-    }
-
-    private byte[] readFrame() throws IOException {
-        int n = in.readInt();
-        if (n < 0 || n > Handshake.MAX_MESSAGE) {
-            throw new IOException("bad frame length " + n + ": is the peer a " + runner + " UCT runner?");
-        }
-        byte[] b = new byte[n];
-        in.readFully(b);
-        return b;
+    private void streams(SideChannel channel) {
+        side = channel;
+        in = channel.in();
+        outStream = channel.out();
     }
 
     private void printServerBox() {
@@ -587,7 +556,7 @@ public final class UctPerfTest extends PerfRunner {
     }
 
     private MemorySegment readBytes() throws IOException {
-        byte[] b = readFrame();
+        byte[] b = side.readFrame(runner + " UCT runner");
         return b.length == 0 ? MemorySegment.NULL.reinterpret(0) : arena.allocateFrom(JAVA_BYTE, b);
     }
 
@@ -904,8 +873,8 @@ public final class UctPerfTest extends PerfRunner {
             }
         }
         try {
-            if (socket != null) {
-                socket.close();
+            if (side != null) {
+                side.close();
             }
         } catch (IOException e) {
             // closing

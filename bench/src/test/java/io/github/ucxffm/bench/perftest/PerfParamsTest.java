@@ -84,17 +84,12 @@ class PerfParamsTest {
     }
 
     @Test
-    void shouldAddTcpForTheConnectionManagerOnlyWhenTheListLacksIt() {
-        assertEquals("shm,tcp", PerfParams.withConnectionTransport("shm"));
-        assertEquals("posix,sysv,cma,tcp", PerfParams.withConnectionTransport("posix,sysv,cma"));
-        assertEquals("tcp", PerfParams.withConnectionTransport("tcp"));
-        assertEquals("shm,tcp", PerfParams.withConnectionTransport("shm,tcp"));
-        assertEquals("all", PerfParams.withConnectionTransport("all"));
-        assertEquals("^cma", PerfParams.withConnectionTransport("^cma"));
-        PerfParams p = PerfParams.parse("t", "h", "-t", "tag_lat", "-x", "shm");
-        assertEquals("shm,tcp", p.ucxTransports("tcp"));
-        assertEquals("shm,tcp", PerfParams.parse("t", "h", "-t", "tag_lat").ucxTransports("shm"));
+    void shouldTakeTheTransportsFromTheOptionElseTheEnvironmentAsGiven() {
+        PerfParams p = PerfParams.parse("t", "h", "-t", "tag_lat", "-x", "posix,sysv");
+        assertEquals("posix,sysv", p.ucxTransports("tcp"));
+        assertEquals("shm", PerfParams.parse("t", "h", "-t", "tag_lat").ucxTransports(" shm "));
         assertNull(PerfParams.parse("t", "h", "-t", "tag_lat").ucxTransports(null));
+        assertNull(PerfParams.parse("t", "h", "-t", "tag_lat").ucxTransports(" "));
     }
 
     @Test
