@@ -19,10 +19,10 @@ import java.time.Duration;
  * does: the UCP runners swap worker addresses on it and connect their endpoints by address, the UCT runner swaps its
  * device, interface and endpoint addresses and runs its barriers on it.
  *
- * <p>The UCP runners used to connect through UCX's listener instead. On UCX 1.23, an endpoint connected that way
- * keeps UCX's tcp interface in the worker's progress even when its lanes are all shared memory, so every progress
- * call made an {@code epoll_wait}, which {@code ucx_perftest}, connected by address, does not pay: the 8-byte
- * {@code tag_lat} read 3 to 6 times native's on UCX 1.23 for that reason alone.
+ * <p>The UCP runners used to connect through UCX's listener instead. On UCX 1.18 and 1.23 an endpoint connected that
+ * way keeps UCX's tcp interface in the worker's progress even when its lanes are all shared memory, so every progress
+ * call made an {@code epoll_wait} (3.6 million in a million-iteration {@code tag_lat} on 1.18.1, against 12 when
+ * connected by address), which {@code ucx_perftest}, connected by address, does not make.
  */
 public final class SideChannel implements Closeable {
 
