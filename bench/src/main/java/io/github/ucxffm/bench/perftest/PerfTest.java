@@ -312,8 +312,9 @@ public final class PerfTest extends PerfRunner {
     }
 
     /**
-     * Connects this thread's endpoint to the server's listener on {@code port}, prepares the test and exchanges the
-     * request and reply (with the remote key a one-sided test needs).
+     * Connects this thread's endpoint to the worker of the server's thread that listens on {@code port} (by the
+     * address swapped over the side channel), prepares the test and exchanges the request and reply (with the remote
+     * key a one-sided test needs).
      */
     private Handshake.Reply connect(PerfParams p, int port) throws IOException {
         params = p;

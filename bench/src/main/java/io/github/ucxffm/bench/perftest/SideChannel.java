@@ -78,7 +78,7 @@ public final class SideChannel implements Closeable {
             return new SideChannel(server.accept());
         } catch (SocketTimeoutException e) {
             throw new IOException("no peer connected to port " + server.getLocalPort() + " within "
-                    + timeout.toSeconds() + " s", e);
+                    + timeout.toMillis() + " ms", e);
         }
     }
 

@@ -101,7 +101,8 @@ class SideChannelTest {
     void shouldGiveUpAcceptingAtTheTimeout() throws Exception {
         try (ServerSocket server = SideChannel.bind(0)) {
             IOException e = assertThrows(IOException.class, () -> SideChannel.accept(server, Duration.ofMillis(200)));
-            assertTrue(e.getMessage().contains("no peer connected to port " + server.getLocalPort()), e.getMessage());
+            assertTrue(e.getMessage().contains("no peer connected to port " + server.getLocalPort() + " within 200 ms"),
+                    e.getMessage());
         }
     }
 }
