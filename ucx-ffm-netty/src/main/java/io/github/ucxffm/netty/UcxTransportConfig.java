@@ -6,6 +6,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Function;
 
 /**
  * The settings of a UCX transport: the UCX options of its context, and how its channels use UCX. Immutable; made
@@ -94,7 +95,7 @@ public final class UcxTransportConfig {
      * @return options to set before {@code options}
      */
     static Map<String, String> contextDefaults(Map<String, String> options,
-                                               java.util.function.Function<String, String> environment,
+                                               Function<String, String> environment,
                                                UcxVersion ucx) {
         if (!ucx.atLeast(1, 18) || options.containsKey(TCP_SEGMENT)
                 || environment.apply("UCX_" + TCP_SEGMENT) != null) {

@@ -316,7 +316,7 @@ public final class PerfTest extends PerfRunner {
      * address swapped over the side channel), prepares the test and exchanges the request and reply (with the remote
      * key a one-sided test needs).
      */
-    private Handshake.Reply connect(PerfParams p, int port) throws IOException {
+    private Handshake.Reply connect(PerfParams p, int port) {
         params = p;
         try (SideChannel side = SideChannel.connect(p.host(), port, HANDSHAKE_TIMEOUT, RUNNER + " server")) {
             connectByAddress(side);

@@ -551,8 +551,7 @@ public final class UctPerfTest extends PerfRunner {
     }
 
     private void writeBytes(MemorySegment s, long length) throws IOException {
-        outStream.writeInt((int) length);
-        outStream.write(s.asSlice(0, length).toArray(JAVA_BYTE));
+        side.writeFrame(s.asSlice(0, length).toArray(JAVA_BYTE));
     }
 
     private MemorySegment readBytes() throws IOException {
