@@ -6,7 +6,6 @@ import io.github.ucxffm.UcpContext;
 import io.github.ucxffm.UcpEndpoint;
 import io.github.ucxffm.UcpWorker;
 import io.github.ucxffm.UcxException;
-import io.github.ucxffm.UcxVersion;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelPromise;
 import io.netty.channel.EventLoop;
@@ -217,8 +216,7 @@ public final class UcxIoHandler implements IoHandler {
 
     private static UcpContext newContext(UcxTransportConfig config) {
         UcpContext.Builder b = UcpContext.builder().features(UcpContext.Feature.AM, UcpContext.Feature.WAKEUP);
-        UcxTransportConfig.contextDefaults(config.ucxConfig(), System::getenv, UcxVersion.runtime()).forEach(b::config);
-        config.ucxConfig().forEach(b::config);
+        config.contextOptions().forEach(b::config);
         if (config.name() != null) {
             b.name(config.name());
         }

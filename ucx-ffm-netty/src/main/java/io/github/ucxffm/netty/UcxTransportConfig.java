@@ -132,6 +132,19 @@ public final class UcxTransportConfig {
     }
 
     /**
+     * The UCX options a context of this config gets on the UCX release loaded: the transport's own defaults that
+     * apply there and that neither this config nor the environment sets (see the class comment), then
+     * {@link #ucxConfig()}. UCX reads the environment's {@code UCX_} variables for the rest.
+     *
+     * @return an unmodifiable map, keys without the {@code UCX_} prefix
+     */
+    public Map<String, String> contextOptions() {
+        Map<String, String> m = new LinkedHashMap<>(contextDefaults(ucxConfig, System::getenv, UcxVersion.runtime()));
+        m.putAll(ucxConfig);
+        return Collections.unmodifiableMap(m);
+    }
+
+    /**
      * The context's name for UCX's logs, or {@code null}.
      *
      * @return the name

@@ -3,6 +3,8 @@ package io.github.ucxffm.netty;
 import io.github.ucxffm.UcxVersion;
 import org.junit.jupiter.api.Test;
 
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -34,5 +36,18 @@ class UcxTransportConfigTest {
     @Test
     void shouldLeaveUcx113AsItIs() {
         assertEquals(Map.of(), UcxTransportConfig.contextDefaults(Map.of(), name -> null, new UcxVersion(1, 13, 1)));
+    }
+
+    /** What a context gets: the defaults for the UCX loaded here, then the config's own, which win. */
+    @Test
+    void shouldGiveContextsTheDefaultsOfTheLoadedUcxThenTheConfigsOptions() {
+        UcxTransportConfig tls = UcxTransportConfig.builder().config("TLS", "tcp").build();
+        Map<String, String> expected = new LinkedHashMap<>(UcxTransportConfig.contextDefaults(tls.ucxConfig(),
+                System::getenv, UcxVersion.runtime()));
+        expected.put("TLS", "tcp");
+        assertEquals(expected, tls.contextOptions());
+        assertEquals(List.copyOf(expected.keySet()), List.copyOf(tls.contextOptions().keySet()), "defaults first");
+        UcxTransportConfig own = UcxTransportConfig.builder().config("TCP_TX_SEG_SIZE", "16k").build();
+        assertEquals(Map.of("TCP_TX_SEG_SIZE", "16k"), own.contextOptions());
     }
 }

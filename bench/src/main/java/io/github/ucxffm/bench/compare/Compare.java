@@ -11,9 +11,6 @@ import io.github.ucxffm.bench.plot.LogPanel;
 
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -564,7 +561,7 @@ public final class Compare {
         switch (impl) {
             case NATIVE -> {
                 c.add(options.nativeCmd());
-                c.addAll(nativeMpiOff());
+                c.addAll(NativePerftest.mpiOff(options.nativeCmd()));
             }
             case FFM -> {
                 c.add(java);
@@ -579,34 +576,6 @@ public final class Compare {
         }
         c.addAll(args);
         return c;
-    }
-
-    /** Cached answer of {@link #nativeMpiOff()}. */
-    private List<String> nativeMpiOff;
-
-    /**
-     * {@code -P 0} where the native {@code ucx_perftest} has MPI mode (Debian 13's UCX 1.18 is built with MPI and
-     * enables it by default, so a lone server exits with "should be run with exactly 2 processes"); nothing where it
-     * has no {@code -P} option (1.13, 1.23 as Debian builds them), which would refuse it.
-     */
-    private List<String> nativeMpiOff() {
-        if (nativeMpiOff == null) {
-            List<String> off = List.of();
-            try {
-                Process p = new ProcessBuilder(options.nativeCmd(), "-h").redirectErrorStream(true).start();
-                String help = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-                p.waitFor(10, TimeUnit.SECONDS);
-                if (help.contains("-P <0|1>")) {
-                    off = List.of("-P", "0");
-                }
-            } catch (IOException e) {
-                // no such command: the native runs fail and say so
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            nativeMpiOff = off;
-        }
-        return nativeMpiOff;
     }
 
     private Process start(List<String> command, String tls, Path log) throws IOException {
@@ -646,7 +615,7 @@ public final class Compare {
         String error = null;
         PerfFinal result = null;
         long warmupDone = 0;
-        int port = freePort();
+        int port = NativePerftest.freePort();
         // -E sleep and -T go to both sides: the Java servers create their context, which needs the wakeup feature for
         // sleeping and shared workers for threads, before the client tells them the test (ucx_perftest's server
         // takes both from the client and ignores its own)
@@ -683,7 +652,7 @@ public final class Compare {
         Thread sampler = Thread.ofPlatform().daemon().name("compare-cpu").start(mark);
         Process client = null;
         try {
-            if (!awaitListening(port, server, 30)) {
+            if (!NativePerftest.awaitListening(port, server, 30)) {
                 error = server.isAlive() ? "the server did not listen within 30 s" : "the server exited with "
                         + server.exitValue();
             } else {
@@ -695,7 +664,7 @@ public final class Compare {
                     String text = Files.readString(clientLog, StandardCharsets.UTF_8);
                     Optional<PerfFinal> f = PerfFinal.lastIn(text);
                     if (client.exitValue() != 0) {
-                        error = "client exited with " + client.exitValue() + ": " + lastLine(text);
+                        error = "client exited with " + client.exitValue() + ": " + NativePerftest.lastLine(text);
                     } else if (f.isEmpty()) {
                         error = "no Final: line in the client's output";
                     } else {
@@ -800,67 +769,5 @@ public final class Compare {
                 }
             }
         }
-    }
-
-    private static String lastLine(String text) {
-        String[] lines = text.strip().split("\\R");
-        for (int i = lines.length - 1; i >= 0; i--) {
-            if (lines[i].contains("failed") || lines[i].contains("ERROR") || lines[i].contains("error")) {
-                return lines[i].strip();
-            }
-        }
-        return lines.length == 0 ? "(no output)" : lines[lines.length - 1].strip();
-    }
-
-    private static int freePort() throws IOException {
-        try (ServerSocket s = new ServerSocket()) {
-            s.setReuseAddress(false);
-            s.bind(new InetSocketAddress(InetAddress.getByName("0.0.0.0"), 0));
-            return s.getLocalPort();
-        }
-    }
-
-    /**
-     * Waits until something listens on {@code port}, looking at the kernel's socket tables: a test connection would
-     * be taken by {@code ucx_perftest} as its one client.
-     */
-    private static boolean awaitListening(int port, Process server, int seconds) throws InterruptedException,
-            IOException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-        Path tcp = Path.of("/proc/net/tcp");
-        if (!Files.isReadable(tcp)) {
-            Thread.sleep(2000); // not Linux: give the server time
-            return server.isAlive();
-        }
-        while (System.nanoTime() - deadline < 0) {
-            if (!server.isAlive()) {
-                return false;
-            }
-            if (isListening(port, Files.readAllLines(tcp))
-                    || Files.isReadable(Path.of("/proc/net/tcp6"))
-                    && isListening(port, Files.readAllLines(Path.of("/proc/net/tcp6")))) {
-                return true;
-            }
-            Thread.sleep(20);
-        }
-        return false;
-    }
-
-    /**
-     * Whether a {@code /proc/net/tcp} table has a listening socket on the port.
-     *
-     * @param port  the port
-     * @param table the lines of the table
-     * @return {@code true} if some line's local port is {@code port} in state LISTEN ({@code 0A})
-     */
-    static boolean isListening(int port, List<String> table) {
-        String hex = String.format(Locale.ROOT, ":%04X", port);
-        for (String line : table) {
-            String[] f = line.trim().split("\\s+");
-            if (f.length > 3 && f[1].endsWith(hex) && f[3].equals("0A")) {
-                return true;
-            }
-        }
-        return false;
     }
 }

@@ -749,8 +749,13 @@ public final class CompareResults {
         return Double.isFinite(v) ? String.format(Locale.ROOT, "%.4f", v) : "";
     }
 
-    /** A rank as {@code -R} takes it: {@code 50}, {@code 99.9}. */
-    static String rankText(double rank) {
+    /**
+     * A rank as {@code -R} takes it.
+     *
+     * @param rank the percentile rank
+     * @return {@code 50}, {@code 99.9}
+     */
+    public static String rankText(double rank) {
         return rank == Math.rint(rank) ? Long.toString((long) rank) : Double.toString(rank);
     }
 

@@ -1,5 +1,6 @@
 package io.github.ucxffm.bench.transport;
 
+import io.github.ucxffm.bench.compare.CompareResults;
 import io.github.ucxffm.bench.compare.Environment;
 import io.github.ucxffm.bench.plot.LogPanel;
 import io.netty.util.Version;
@@ -132,19 +133,37 @@ public final class TransportBench {
         String environment = Environment.describe(compared);
         out.println(environment);
         List<Cell> cells = options.cells();
-        int total = cells.size() * options.transports().size() * options.reps();
-        out.println("bench transport: " + total + " cells, " + options.describeLength() + ", into " + dir);
+        List<Cell> nativeCells = options.nativeCells();
+        List<TransportKind> nativeKinds = options.transports().stream().filter(NativeUcx::applies).toList();
+        int nativeTotal = nativeCells.size() * nativeKinds.size() * options.reps();
+        int total = cells.size() * options.transports().size() * options.reps() + nativeTotal;
+        out.println("bench transport: " + total + " cells" + (nativeTotal > 0 ? " (" + nativeTotal
+                + " of them native UCX, " + options.nativeCommand() + ")" : "") + ", " + options.describeLength()
+                + ", into " + dir);
         out.flush();
         TransportResults results = new TransportResults();
+        List<NativeUcx.Run> natives = new ArrayList<>();
+        NativeUcx nativeUcx = new NativeUcx(options.nativeCommand(), logs, options.timeoutSeconds());
+        long nativeIterations = NativeUcx.iterations(options.iterations(), options.durationSeconds());
         long started = System.nanoTime();
         int n = 0;
         for (int rep = 1; rep <= options.reps(); rep++) {
             for (TransportKind t : order(options.transports(), rep)) {
                 n = runTransport(t, rep, cells, results, logs, n, total);
             }
+            // after the Netty servers of the repetition have stopped: nothing else runs meanwhile
+            for (TransportKind t : nativeKinds) {
+                for (Cell cell : nativeCells) {
+                    NativeUcx.Run r = nativeUcx.run(t, cell.size(), rep, nativeIterations);
+                    natives.add(r);
+                    err.println(nativeProgress(++n, total, options.reps() > 1, r));
+                    err.flush();
+                }
+            }
         }
         double minutes = (System.nanoTime() - started) / 60e9;
-        long failures = results.measurements().stream().filter(m -> !m.ok()).count();
+        long failures = results.measurements().stream().filter(m -> !m.ok()).count()
+                + natives.stream().filter(r -> !r.ok()).count();
         if (failures == 0 && !options.keepLogs()) {
             try (var files = Files.list(logs)) {
                 for (Path p : files.toList()) {
@@ -153,11 +172,14 @@ public final class TransportBench {
             }
             Files.delete(logs);
         }
-        String table = results.table();
+        String table = results.table() + (natives.isEmpty() ? "" : "\n" + NativeUcx.table(natives, results));
         out.println();
         out.print(table);
         Files.writeString(dir.resolve("table.txt"), table, StandardCharsets.UTF_8);
         Files.writeString(dir.resolve("results.csv"), results.csv(), StandardCharsets.UTF_8);
+        if (!natives.isEmpty()) {
+            Files.writeString(dir.resolve("native.csv"), NativeUcx.csv(natives), StandardCharsets.UTF_8);
+        }
         Files.writeString(dir.resolve("summary.csv"), results.summaryCsv(), StandardCharsets.UTF_8);
         String after = String.format(Locale.ROOT, "finished after %.1f min; load average %s", minutes,
                 Environment.loadAverage());
@@ -256,6 +278,17 @@ public final class TransportBench {
                         + "%.1f s of warm-up)", TransportResults.number(m.requestsPerSecond()),
                 TransportResults.number(m.megabytesPerSecond()), TransportResults.number(m.clientCpu()),
                 TransportResults.number(m.serverCpu()), m.verified(), m.seconds(), m.warmupSeconds());
+    }
+
+    /** The progress line of a native UCX run. */
+    static String nativeProgress(int n, int total, boolean reps, NativeUcx.Run r) {
+        String head = String.format(Locale.ROOT, "[%d/%d] %-8s %-20s %s", n, total, "native",
+                r.transport().label() + " " + CompareResults.formatSize(r.size()), reps ? "#" + r.rep() + " " : "");
+        if (!r.ok()) {
+            return head + "FAILED: " + r.error();
+        }
+        return head + String.format(Locale.ROOT, "ucp_am_lat round trip p50 %s us, p99 %s us",
+                TransportResults.number(r.p50Micros()), TransportResults.number(r.p99Micros()));
     }
 
     /** A warm-up ({@link #warmUp}), then the measured round with the CPU time of both processes around it. */

@@ -28,11 +28,12 @@ import java.util.Set;
  * @param reps            how many times the whole sitting runs, the transports' order reversed every other time
  * @param ucxSpinNanos    how long an idle UCX event loop progresses before it sleeps, or -1 for ucx-ffm-netty's
  *                        default
+ * @param nativeCommand   the {@code ucx_perftest} of the native UCX runs ({@link NativeUcx}), or {@code null} for none
  */
 record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios, List<Integer> echoSizes,
                         int unarySize, int streamSize, int window, double durationSeconds, double warmupSeconds,
                         long iterations, int timeoutSeconds, Path out, boolean keepLogs, int reps,
-                        long ucxSpinNanos) {
+                        long ucxSpinNanos, String nativeCommand) {
 
     /** The largest message: gRPC's default limit on an inbound message is 4 MiB, its framing included. */
     static final int MAX_SIZE = 4 * 1024 * 1024 - 1024;
@@ -43,7 +44,7 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
     /** The options that take a value. */
     private static final Set<String> VALUED = Set.of("--transports", "--tests", "--sizes", "--unary-size",
             "--stream-size", "--window", "--duration", "--warmup", "--iterations", "--timeout", "--out",
-            "--ucx-spin", "--reps");
+            "--ucx-spin", "--reps", "--native");
 
     static final String USAGE = """
             usage: ./ucx-ffm bench transport [OPTIONS]
@@ -51,7 +52,8 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
               Netty echo and gRPC over Netty transports, a server process started for each transport and this
               process as the client, on 127.0.0.1: a table of p50 and p99 round-trip latency, requests/s, MB/s and
               CPU seconds per million requests (client + server, from /proc), with ratios against epoll; writes
-              table.txt, results.csv, summary.csv, environment.txt, transport.png under bench/results/transport-DATE/.
+              table.txt, results.csv, summary.csv, native.csv, environment.txt, transport.png under
+              bench/results/transport-DATE/.
 
               --transports LIST  epoll (Netty epoll, TCP), nio (Netty NIO, TCP), ucx-shm (ucx-ffm-netty over UCX
                                  shared memory), ucx-tcp (ucx-ffm-netty over UCX tcp), ucx-shm-spin (ucx-shm
@@ -75,7 +77,10 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
                                  both sides, for every UCX transport (default: 50000 for ucx-shm-spin;
                                  ucx-ffm-netty's own, 0 or the system property io.github.ucxffm.netty.spinNanos,
                                  for the others)
-              --keep-logs        keep the servers' output (kept anyway when something failed)
+              --native CMD       the ucx_perftest run beside each UCX transport's echo-pingpong cells
+                                 (ucp_am_lat, same size, UCX options and way of waiting, same sitting); none:
+                                 no native runs (ucx_perftest)
+              --keep-logs        keep the servers' and native runs' output (kept anyway when something failed)
               --quick            a short smoke sitting: 1 s per cell after 0.5 to 5 s of warm-up
             """;
 
@@ -104,6 +109,7 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
         boolean quick = false;
         long spin = -1;
         int reps = 1;
+        String nativeCommand = NativeUcx.DEFAULT_COMMAND;
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
             switch (a) {
@@ -144,6 +150,12 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
                 case "--out" -> out = root.resolve(v);
                 case "--reps" -> reps = (int) Math.min(positive(a, v), 1000);
                 case "--ucx-spin" -> spin = v.trim().equals("0") ? 0 : positive(a, v);
+                case "--native" -> {
+                    if (v.isBlank()) {
+                        throw new IllegalArgumentException("--native takes a command, or none");
+                    }
+                    nativeCommand = v.equals("none") ? null : v;
+                }
                 default -> throw new IllegalStateException("an option of VALUED without a case: " + a);
             }
         }
@@ -159,7 +171,7 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
             throw new IllegalArgumentException("--duration must be positive, not " + d);
         }
         return new TransportOptions(transports, scenarios, sizes, unarySize, streamSize, window, d, w, iterations,
-                timeout, out.toAbsolutePath().normalize(), keepLogs, reps, spin);
+                timeout, out.toAbsolutePath().normalize(), keepLogs, reps, spin, nativeCommand);
     }
 
     /**
@@ -177,6 +189,16 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
             }
         }
         return cells;
+    }
+
+    /**
+     * The cells each UCX transport gets native UCX runs of in each repetition: the {@code echo-pingpong} ones; none
+     * without {@link #nativeCommand}.
+     *
+     * @return the cells
+     */
+    List<Cell> nativeCells() {
+        return cells().stream().filter(c -> nativeCommand != null && c.scenario() == Scenario.ECHO_PINGPONG).toList();
     }
 
     /** Messages outstanding in a cell: {@link #window} for {@code echo-window}, else 1. */

@@ -117,9 +117,9 @@ class CompareOptionsTest {
                 "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode",
                 "   0: 0100007F:DB71 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1565199",
                 "   1: 0100007F:3419 0100007F:8B2C 01 00000000:00000000 00:00000000 00000000     0        0 1566880");
-        assertTrue(Compare.isListening(0xDB71, table));
-        assertFalse(Compare.isListening(0x3419, table), "established, not listening");
-        assertFalse(Compare.isListening(0x71, table));
+        assertTrue(NativePerftest.isListening(0xDB71, table));
+        assertFalse(NativePerftest.isListening(0x3419, table), "established, not listening");
+        assertFalse(NativePerftest.isListening(0x71, table));
     }
 
     @Test

@@ -53,11 +53,14 @@ class TransportBenchRunTest {
 
         List<Cell> cells = o.cells();
         assertEquals(6, cells.size());
-        // one progress line per cell, in order
+        // one progress line per cell, in order, then one per native UCX run (UCX transports: each ping-pong size)
+        boolean ucx = !transport.equals("nio");
+        int natives = ucx ? 2 : 0;
+        int total = cells.size() + natives;
         List<String> lines = progress.lines().filter(l -> l.startsWith("[")).toList();
-        assertEquals(cells.size(), lines.size(), progress);
+        assertEquals(total, lines.size(), progress);
         for (int i = 0; i < cells.size(); i++) {
-            assertTrue(lines.get(i).startsWith("[" + (i + 1) + "/6] " + transport), lines.get(i));
+            assertTrue(lines.get(i).startsWith("[" + (i + 1) + "/" + total + "] " + transport), lines.get(i));
             assertTrue(lines.get(i).contains(cells.get(i).label()), lines.get(i));
             assertTrue(lines.get(i).contains("200 verified"), lines.get(i));
             assertTrue(lines.get(i).matches(".*after [0-9.]+ s of warm-up\\)"), lines.get(i));
@@ -77,6 +80,22 @@ class TransportBenchRunTest {
 
         assertTrue(table.contains("Answers compared byte for byte with what was sent or expected: 1200 of 1200\n"),
                 table);
+        for (int i = 0; i < natives; i++) {
+            String line = lines.get(cells.size() + i);
+            assertTrue(line.startsWith("[" + (cells.size() + i + 1) + "/" + total + "] native   " + transport + " "
+                    + (i == 0 ? "64 B" : "64 KiB")), line);
+            assertTrue(line.matches(".*ucp_am_lat round trip p50 [0-9.]+ us, p99 [0-9.]+ us"), line);
+        }
+        assertEquals(ucx, table.contains("Native UCX in the same sitting"), table);
+        assertEquals(ucx, Files.exists(results.resolve("native.csv")));
+        if (ucx) {
+            List<String> nativeCsv = Files.readAllLines(results.resolve("native.csv"));
+            assertEquals(List.of(NativeUcx.CSV_HEADER, transport, transport), nativeCsv.stream()
+                    .map(l -> l.startsWith("transport,") ? l : l.substring(0, l.indexOf(','))).toList());
+            // ucx-ffm-netty's ping-pong beside native UCX's, with the ratio
+            assertTrue(table.lines().anyMatch(l -> l.startsWith("echo-pingpong 64 B") && l.contains(" " + transport
+                    + " ") && l.matches(".*\\([0-9.]+x\\).*")), table);
+        }
 
         List<String> csv = Files.readAllLines(results.resolve("results.csv"));
         List<String> header = List.of(csv.getFirst().split(","));

@@ -39,6 +39,20 @@ class TransportOptionsTest {
     }
 
     @Test
+    void shouldRunNativeUcxBesideTheEchoPingPongCellsUnlessToldNone() {
+        TransportOptions o = parse("--tests", "grpc-unary,echo-pingpong,echo-window", "--sizes", "64,1k");
+        assertEquals("ucx_perftest", o.nativeCommand());
+        assertEquals(List.of(new Cell(Scenario.ECHO_PINGPONG, 64), new Cell(Scenario.ECHO_PINGPONG, 1024)),
+                o.nativeCells());
+        assertEquals("/opt/ucx/bin/ucx_perftest", parse("--native", "/opt/ucx/bin/ucx_perftest").nativeCommand());
+        TransportOptions none = parse("--native", "none");
+        assertEquals(null, none.nativeCommand());
+        assertEquals(List.of(), none.nativeCells());
+        assertEquals(List.of(), parse("--tests", "echo-window").nativeCells());
+        assertTrue(refusal("--native", " ").contains("--native takes a command"), refusal("--native", " "));
+    }
+
+    @Test
     void shouldTakeEachOption() {
         TransportOptions o = parse("--transports", "nio,ucx-tcp", "--tests", "grpc-stream,echo-window", "--sizes",
                 "8,4k,1MiB", "--unary-size", "100", "--stream-size", "1m", "--window", "7", "--duration", "0.25",
