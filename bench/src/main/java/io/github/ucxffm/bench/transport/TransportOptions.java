@@ -198,7 +198,10 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
      * @return the cells
      */
     List<Cell> nativeCells() {
-        return cells().stream().filter(c -> nativeCommand != null && c.scenario() == Scenario.ECHO_PINGPONG).toList();
+        if (nativeCommand == null) {
+            return List.of();
+        }
+        return cells().stream().filter(c -> c.scenario() == Scenario.ECHO_PINGPONG).toList();
     }
 
     /** Messages outstanding in a cell: {@link #window} for {@code echo-window}, else 1. */
