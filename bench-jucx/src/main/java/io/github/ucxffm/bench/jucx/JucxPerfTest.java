@@ -146,6 +146,10 @@ public final class JucxPerfTest extends PerfRunner {
     }
 
     private static void checkSupported(PerfParams p) {
+        if (p.paired() > 0) {
+            throw new UnsupportedOperationException("--paired is not supported by " + RUNNER + ": its C half runs on "
+                    + "the worker and endpoint handles, which JUCX does not hand out");
+        }
         if (p.threads() > 1) {
             throw new UnsupportedOperationException("-T " + p.threads() + " is not supported by " + RUNNER
                     + ": it runs one thread, one worker");

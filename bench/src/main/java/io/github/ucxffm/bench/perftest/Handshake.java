@@ -24,7 +24,7 @@ public final class Handshake {
     public static final int MAX_MESSAGE = 8192;
 
     private static final int MAGIC = 0x55435850; // "UCXP"
-    private static final int VERSION = 3;
+    private static final int VERSION = 4;
     private static final byte REQUEST = 1;
     private static final byte REPLY = 2;
     private static final byte BARRIER = 3;
@@ -44,9 +44,10 @@ public final class Handshake {
      * @param address    the address of the client's region
      * @param sleep      the wait mode ({@code -E sleep})
      * @param threads    threads ({@code -T})
+     * @param paired     round trips per block of a paired run ({@code --paired}), 0 for none
      */
     public record Request(PerfTestType test, long size, long iterations, long warmup, int window, byte[] rkey,
-                          long address, boolean sleep, int threads) {
+                          long address, boolean sleep, int threads, int paired) {
     }
 
     /**
@@ -110,7 +111,7 @@ public final class Handshake {
         ByteBuffer b = header(64 + name.length + rkey.length, REQUEST);
         b.putInt(name.length).put(name).putLong(p.size()).putLong(p.iterations()).putLong(p.warmup())
                 .putInt(p.window()).putLong(address).putInt(rkey.length).put(rkey).put((byte) (p.sleep() ? 1 : 0))
-                .putInt(p.threads());
+                .putInt(p.threads()).putInt(p.paired());
         return bytes(b);
     }
 
@@ -140,7 +141,11 @@ public final class Handshake {
             if (threads < 1 || threads > PerfParams.MAX_THREADS) {
                 throw new IllegalArgumentException("bad thread count " + threads + " in request");
             }
-            return new Request(test, size, iterations, warmup, window, rkey, address, sleep, threads);
+            int paired = b.getInt();
+            if (paired < 0 || paired > PerfParams.MAX_PAIRED_BLOCK) {
+                throw new IllegalArgumentException("bad paired block size " + paired + " in request");
+            }
+            return new Request(test, size, iterations, warmup, window, rkey, address, sleep, threads, paired);
         } catch (BufferUnderflowException e) {
             throw new IllegalArgumentException("truncated request (" + length + " bytes)", e);
         }

@@ -26,10 +26,18 @@ import java.util.Locale;
  * @param threads      threads ({@code -T}), each with its own worker and endpoint
  * @param device       the UCT device ({@code -d}, UCT tests only), or {@code null}
  * @param layout       the UCT data layout ({@code -D}, UCT tests only), or {@code null} for the default
+ * @param paired       round trips per block of a paired run ({@code --paired[=N]}, not a {@code ucx_perftest}
+ *                     option): blocks through the binding in turn with blocks of the same loop in C on the same
+ *                     worker and endpoint ({@link PairedBlocks}); {@code 0} for an ordinary run
  */
 public record PerfParams(String runner, PerfTestType test, long size, long iterations, long warmup, int port,
                          int window, String host, String transports, boolean finalOnly, double percentile,
-                         boolean sleep, int threads, String device, UctLayout layout) {
+                         boolean sleep, int threads, String device, UctLayout layout, int paired) {
+
+    /** Round trips per block of {@code --paired} without a number. */
+    public static final int DEFAULT_PAIRED_BLOCK = 1000;
+    /** The largest block {@code --paired=N} takes. */
+    public static final int MAX_PAIRED_BLOCK = 1 << 20;
 
     /** The most threads {@code -T} takes. */
     public static final int MAX_THREADS = 64;
@@ -100,16 +108,23 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
                 + "     -f             print only final numbers\n"
                 + "     -h             show this help message\n"
                 + "\n"
+                + "  Not in ucx_perftest (client only; the server follows the client):\n"
+                + "     --paired[=N]   tag_lat, tag_sync_lat and stream_lat: blocks of N round trips (" +
+                DEFAULT_PAIRED_BLOCK + ")\n"
+                + "                    through the binding in turn with blocks of the same loop in C, called on\n"
+                + "                    the same worker and endpoint, and a Paired: line after Final: with each\n"
+                + "                    kind's median one-way p50 and the median ratio of a block to the next;\n"
+                + "                    Final: covers the binding's blocks. Needs UCXFFM_PAIRED_LIBRARY, the\n"
+                + "                    library built from bench/native/ucp_paired.c (./ucx-ffm perftest does it)\n"
+                + "\n"
                 + "  UCT tests (am_lat, put_lat, am_bw, put_bw):\n"
                 + "     -x <tl>        transport to use, e.g. posix, sysv, cma, tcp\n"
                 + "     -d <device>    device to use, e.g. memory (posix, sysv, cma) or lo (tcp)\n"
                 + "     -D <layout>    data layout for the sender side: short (default), bcopy or zcopy\n"
-                + "  A UCT server needs -d (any device; the client's -x and -d are used): it then listens on a\n"
-                + "  plain TCP socket for the address exchange, as ucx_perftest does, instead of a UCX listener.\n"
+                + "  A UCT server needs -d (any device; the client's -x and -d are used).\n"
                 + "\n"
-                + "  Unlike ucx_perftest, which exchanges worker addresses over its own socket, client and server\n"
-                + "  of UCP tests connect through a UCX listener; endpoints have no peer error handling, as in\n"
-                + "  ucx_perftest.\n";
+                + "  As ucx_perftest does, client and server swap addresses over a plain TCP socket on -p and\n"
+                + "  connect by address; endpoints have no peer error handling, as in ucx_perftest.\n";
     }
 
     private static String testList() {
@@ -145,6 +160,7 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
         int threads = 1;
         String device = null;
         UctLayout layout = null;
+        int paired = 0;
         List<String> hosts = new ArrayList<>();
         for (int i = 0; i < args.length; i++) {
             String a = args[i];
@@ -154,6 +170,14 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
             }
             if (a.equals("--help")) {
                 throw new HelpRequested();
+            }
+            if (a.equals("--paired")) {
+                paired = DEFAULT_PAIRED_BLOCK;
+                continue;
+            }
+            if (a.startsWith("--paired=")) {
+                paired = (int) number("-paired=", a.substring("--paired=".length()), 1, MAX_PAIRED_BLOCK);
+                continue;
             }
             char opt = a.charAt(1);
             switch (opt) {
@@ -237,7 +261,7 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
                     }
                 }
                 default -> throw new UsageException("option " + (opt == '-' ? a : "-" + opt) + " is not supported by "
-                        + runner + " (supported: -t -s -n -w -O -p -x -d -D -R -E -T -f -h; see -h)");
+                        + runner + " (supported: -t -s -n -w -O -p -x -d -D -R -E -T -f -h --paired; see -h)");
             }
         }
         if (hosts.size() > 1) {
@@ -252,8 +276,11 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
         if (host != null && port == 0) {
             throw new UsageException("the client needs the server's port: -p PORT");
         }
+        if (paired > 0 && host == null) {
+            throw new UsageException("--paired is a client option: the server follows the client's request");
+        }
         PerfParams p = new PerfParams(runner, test, size, iterations, warmup, port, window, host, tls, finalOnly,
-                percentile, sleep, threads, device, layout);
+                percentile, sleep, threads, device, layout, paired);
         if (test != null) {
             p.validate();
         }
@@ -261,6 +288,10 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
     }
 
     private static long number(char opt, String value, long min, long max) {
+        return number(String.valueOf(opt), value, min, max);
+    }
+
+    private static long number(String opt, String value, long min, long max) {
         long v;
         try {
             v = Long.parseLong(value);
@@ -300,6 +331,19 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
         }
         if (size > Integer.MAX_VALUE) {
             throw new UsageException("-s " + size + " is too large for this runner");
+        }
+        if (paired > 0) {
+            PerfTestType.Operation op = test.operation();
+            boolean loop = test.pattern() == PerfTestType.Pattern.PING_PONG && !test.isUct()
+                    && (op == PerfTestType.Operation.TAG || op == PerfTestType.Operation.TAG_SYNC
+                    || op == PerfTestType.Operation.STREAM);
+            if (!loop) {
+                throw new UsageException("--paired runs tag_lat, tag_sync_lat and stream_lat (its C loop has no "
+                        + "active-message handler and no remote key), not " + test.testName());
+            }
+            if (sleep || threads != 1) {
+                throw new UsageException("--paired polls on one thread: no -E sleep, no -T");
+            }
         }
     }
 
@@ -359,7 +403,7 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
     public PerfParams withRequest(Handshake.Request request) {
         PerfParams p = new PerfParams(runner, request.test(), request.size(), request.iterations(),
                 request.warmup(), port, request.window(), host, transports, finalOnly, percentile, request.sleep(),
-                request.threads(), device, layout);
+                request.threads(), device, layout, request.paired());
         p.validate();
         return p;
     }
@@ -374,7 +418,7 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
      */
     public PerfParams withUct(String tl, String dev, UctLayout layout) {
         PerfParams p = new PerfParams(runner, test, size, iterations, warmup, port, window, host, tl, finalOnly,
-                percentile, sleep, threads, dev, layout);
+                percentile, sleep, threads, dev, layout, paired);
         p.validate();
         return p;
     }

@@ -121,6 +121,21 @@ public final class PerfReport {
     }
 
     /**
+     * Leaves the time since the last iteration out of the run, as if the next iteration started where the last
+     * ended: a paired run ({@code --paired}) times only its binding blocks here, and the native block between two of
+     * them is skipped.
+     *
+     * @param now {@link System#nanoTime()}, where the next iteration starts
+     */
+    public void skipTo(long now) {
+        long gap = now - last;
+        start += gap;
+        momentStart += gap;
+        nextReport += gap;
+        last = now;
+    }
+
+    /**
      * Records the end of one iteration; prints a progress row when one is due. Allocates nothing unless a row is
      * printed.
      *

@@ -125,6 +125,10 @@ public abstract class PerfRunner implements AutoCloseable {
     private String allocationLine;
     /** How long the client warmed up; {@code null} without a warm-up. */
     private String warmupLine;
+    /** The blocks of the client's measured loop in a paired run; {@code null} otherwise. */
+    private PairedBlocks paired;
+    /** The clock after each round trip of a paired run's block. */
+    private long[] pairedStamps;
 
     /**
      * Sets where output goes.
@@ -280,6 +284,37 @@ public abstract class PerfRunner implements AutoCloseable {
     protected abstract void sink(long iterations) throws Exception;
 
     /**
+     * The client's half of {@code n} round trips of a paired run ({@code --paired}) in C, on this runner's worker
+     * and endpoint, the same loop as {@link #ping()}'s.
+     *
+     * @param n      round trips
+     * @param stamps filled with the clock ({@link System#nanoTime()}'s) after each round trip
+     * @throws Exception on failure; {@link UnsupportedOperationException} for a runner without a paired mode
+     */
+    protected void nativePing(int n, long[] stamps) throws Exception {
+        throw new UnsupportedOperationException(runner + " has no paired mode");
+    }
+
+    /**
+     * The server's half of {@code n} round trips of a paired run in C, the same loop as {@link #pong()}'s.
+     *
+     * @param n round trips
+     * @throws Exception on failure; {@link UnsupportedOperationException} for a runner without a paired mode
+     */
+    protected void nativePong(int n) throws Exception {
+        throw new UnsupportedOperationException(runner + " has no paired mode");
+    }
+
+    /**
+     * The blocks of the client's measured loop in a paired run, after {@link #runClient(PerfReport)}.
+     *
+     * @return the blocks, or {@code null} for an ordinary run
+     */
+    protected final PairedBlocks pairedBlocks() {
+        return paired;
+    }
+
+    /**
      * Whether this side waits without spinning: the server of a one-sided test, which only answers barriers.
      *
      * @return {@code true} for the server of a put, get or atomic test
@@ -306,6 +341,7 @@ public abstract class PerfRunner implements AutoCloseable {
             // during warm-up is the code measured: a warm-up without a report leaves the report's branch
             // uncompiled, and the measured loop would start with a deoptimization
             PerfReport scratch = new PerfReport(out, params.test(), params.size(), params.percentile(), true);
+            paired = pairedFor(warmup);
             long start = System.nanoTime();
             scratch.begin(start);
             int rounds = 0;
@@ -329,6 +365,7 @@ public abstract class PerfRunner implements AutoCloseable {
                     runner, rounds, rounds == 1 ? "" : "s", warmup, (System.nanoTime() - start) / 1e6);
         }
         beforeMeasuredRun();
+        paired = pairedFor(params.iterations());
         barrier(1, 0, false);
         double cpuBefore = processCpuSeconds();
         long allocatedBefore = PerfReport.allocatedBytes();
@@ -502,7 +539,50 @@ public abstract class PerfRunner implements AutoCloseable {
         return Math.max(w, size < JIT_WARMUP_LARGE_FROM ? JIT_WARMUP : JIT_WARMUP_LARGE);
     }
 
+    /** A record for a paired loop of {@code iterations}, made before it so that the loop allocates nothing. */
+    private PairedBlocks pairedFor(long iterations) {
+        int b = params.paired();
+        if (b == 0) {
+            return null;
+        }
+        if (pairedStamps == null) {
+            pairedStamps = new long[b];
+        }
+        return new PairedBlocks(b, (int) Math.min(Integer.MAX_VALUE - 8, iterations / b / 2 + 1));
+    }
+
+    /**
+     * The client's loop of a paired run: blocks through the binding (timed into {@code report} as well) in turn with
+     * blocks in C, binding first.
+     */
+    private void pairedClientLoop(long iterations, PerfReport report) throws Exception {
+        int b = params.paired();
+        long[] stamps = pairedStamps;
+        boolean nativeBlock = false;
+        for (long i = 0; i < iterations; i += b, nativeBlock = !nativeBlock) {
+            int n = (int) Math.min(b, iterations - i);
+            long start = System.nanoTime();
+            if (nativeBlock) {
+                nativePing(n, stamps);
+            } else {
+                report.skipTo(start);
+                for (int k = 0; k < n; k++) {
+                    ping();
+                    long now = System.nanoTime();
+                    stamps[k] = now;
+                    report.update(now);
+                }
+            }
+            paired.record(nativeBlock, start, stamps, n);
+        }
+        drain();
+    }
+
     private void clientLoop(long iterations, PerfReport report) throws Exception {
+        if (params.paired() > 0) {
+            pairedClientLoop(iterations, report);
+            return;
+        }
         if (pingPong()) {
             for (long i = 0; i < iterations; i++) {
                 ping();
@@ -533,6 +613,22 @@ public abstract class PerfRunner implements AutoCloseable {
     }
 
     private void serverLoop(long iterations) throws Exception {
+        int b = params.paired();
+        if (b > 0) {
+            boolean nativeBlock = false;
+            for (long i = 0; i < iterations; i += b, nativeBlock = !nativeBlock) {
+                int n = (int) Math.min(b, iterations - i);
+                if (nativeBlock) {
+                    nativePong(n);
+                } else {
+                    for (int k = 0; k < n; k++) {
+                        pong();
+                    }
+                }
+            }
+            drain();
+            return;
+        }
         if (pingPong()) {
             for (long i = 0; i < iterations; i++) {
                 pong();

@@ -121,6 +121,8 @@ public final class PerfTest extends PerfRunner {
     private final boolean sleepable;
     /** The report of a client thread, read by the first thread for the aggregate. */
     private PerfReport report;
+    /** The C half of a paired run, made at its first native block. */
+    private NativePairedLoop nativeLoop;
 
     /**
      * The runner of a process: creates the context, with the wakeup feature for {@code -E sleep} and workers shared
@@ -194,6 +196,9 @@ public final class PerfTest extends PerfRunner {
 
     /** What this runner cannot run: a one-sided test sleeping (a put or get raises no event on its target). */
     static void check(PerfParams p) {
+        if (p.paired() > 0) {
+            NativePairedLoop.library();
+        }
         if (p.sleep() && p.test() != null && p.test().operation().isOneSided()) {
             throw new UnsupportedOperationException("-E sleep is for tag, stream and active-message tests: a "
                     + "one-sided operation raises no event at its target, whose side would sleep for ever");
@@ -302,6 +307,10 @@ public final class PerfTest extends PerfRunner {
         runClient(report);
         if (threads == null) {
             report.printFinal();
+            if (pairedBlocks() != null) {
+                out.println(pairedBlocks().line("ucx-ffm"));
+                out.flush();
+            }
         } else {
             threads.join();
             out.println(PerfReport.formatRow(p.finalOnly() ? "" : "Final:", threads.aggregate()));
@@ -619,6 +628,24 @@ public final class PerfTest extends PerfRunner {
             }
             default -> throw new IllegalStateException(operation + " is not a ping-pong");
         }
+    }
+
+    @Override
+    protected void nativePing(int n, long[] stamps) {
+        nativeLoop().ping(n, stamps);
+    }
+
+    @Override
+    protected void nativePong(int n) {
+        nativeLoop().pong(n);
+    }
+
+    private NativePairedLoop nativeLoop() {
+        if (nativeLoop == null) {
+            nativeLoop = new NativePairedLoop(worker.nativeHandle(), endpoint.nativeHandle(), operation, send, recv,
+                    size, Handshake.DATA_TAG, params.paired(), arena);
+        }
+        return nativeLoop;
     }
 
     private long sendTag() {

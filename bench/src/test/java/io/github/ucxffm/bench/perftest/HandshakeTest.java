@@ -55,6 +55,10 @@ class HandshakeTest {
         Handshake.Request r = Handshake.parseRequest(m, m.length);
         assertTrue(r.sleep());
         assertEquals(3, r.threads());
+        assertEquals(0, r.paired());
+        byte[] paired = Handshake.request(PerfParams.parse("t", "h", "-t", "stream_lat", "--paired=250"), new byte[0],
+                7);
+        assertEquals(250, Handshake.parseRequest(paired, paired.length).paired());
         byte[] reply = Handshake.reply(new byte[] {1}, 5, new int[] {40001, 40002});
         Handshake.Reply back = Handshake.parseReply(reply, reply.length);
         assertArrayEquals(new int[] {40001, 40002}, back.ports());

@@ -160,6 +160,33 @@ class PerfParamsTest {
     }
 
     @Test
+    void shouldTakePairedBlocksOnTheClientForTheLoopsItHasInC() {
+        assertEquals(PerfParams.DEFAULT_PAIRED_BLOCK, PerfParams.parse("t", "h", "-t", "tag_lat", "--paired").paired());
+        assertEquals(64, PerfParams.parse("t", "h", "--paired=64", "-t", "tag_sync_lat").paired());
+        assertEquals(0, PerfParams.parse("t", "h", "-t", "stream_lat").paired());
+        PerfParams server = PerfParams.parse("t");
+        byte[] message = Handshake.request(PerfParams.parse("t", "h", "-t", "stream_lat", "--paired=32"), new byte[0],
+                1);
+        assertEquals(32, server.withRequest(Handshake.parseRequest(message, message.length)).paired(),
+                "the server follows the client");
+        for (String[] bad : new String[][] {
+                {"t", "--paired"}, // a server
+                {"t", "h", "-t", "ucp_am_lat", "--paired"}, // no C loop for active messages
+                {"t", "h", "-t", "tag_bw", "--paired"}, // not a ping-pong
+                {"t", "h", "-t", "am_lat", "-x", "posix", "-d", "memory", "--paired"}, // UCT
+                {"t", "h", "-t", "tag_lat", "-E", "sleep", "--paired"},
+                {"t", "h", "-t", "tag_lat", "-T", "2", "--paired"},
+                {"t", "h", "-t", "tag_lat", "--paired=0"},
+                {"t", "h", "-t", "tag_lat", "--paired=x"},
+        }) {
+            PerfParams.UsageException e = assertThrows(PerfParams.UsageException.class,
+                    () -> PerfParams.parse(bad[0], java.util.Arrays.copyOfRange(bad, 1, bad.length)),
+                    String.join(" ", bad));
+            assertTrue(e.getMessage().contains("paired"), e.getMessage());
+        }
+    }
+
+    @Test
     void shouldRefuseToSleepInOneSidedTests() {
         ByteArrayOutputStream err = new ByteArrayOutputStream();
         PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8);

@@ -206,4 +206,22 @@ class PerfReportTest {
         r.update(2_000_000_000L); // past the one-second interval: a progress row
         assertTrue(b.toString(StandardCharsets.UTF_8).startsWith("[thread 3]"), b.toString(StandardCharsets.UTF_8));
     }
+
+    @Test
+    void shouldLeaveSkippedTimeOutOfTheAveragesAndPercentiles() {
+        PerfReport r = new PerfReport(new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                PerfTestType.TAG_LAT, 8, 50.0, true);
+        r.begin(0);
+        r.update(2_000); // round trips of 2 us: 1 us one way
+        r.update(4_000);
+        r.skipTo(1_000_000); // a millisecond of native blocks in between
+        r.update(1_002_000);
+        r.update(1_004_000);
+        r.finish(1_004_000);
+        PerfFinal f = r.result();
+        assertEquals(4, f.iterations());
+        assertEquals(1.0, f.percentileMicros(), 1e-9);
+        assertEquals(1.0, f.overallMicros(), 1e-9);
+        assertEquals(1.0, f.averageMicros(), 1e-9);
+    }
 }

@@ -172,4 +172,54 @@ class PerfTestRunTest {
                     .orElse(false) && PerfFinal.numbers(l).get().iterations() == 500), all);
         }
     }
+
+    /** Builds the C half of {@code --paired} as {@code ./ucx-ffm perftest} does; returns the library's path. */
+    static String pairedLibrary() throws Exception {
+        java.nio.file.Path source = java.nio.file.Path.of("native", "ucp_paired.c");
+        assertTrue(java.nio.file.Files.isRegularFile(source), "run from the bench module: " + source.toAbsolutePath());
+        java.nio.file.Path lib = java.nio.file.Path.of("target", "libucp_paired-test.so").toAbsolutePath();
+        java.nio.file.Files.createDirectories(lib.getParent());
+        io.github.ucxffm.testsupport.ChildProcess gcc = io.github.ucxffm.testsupport.ChildProcess.command("gcc",
+                "-O2", "-Wall", "-Werror", "-shared", "-fPIC", "-o", lib.toString(), source.toString(), "-lucp",
+                "-lucs").run(java.time.Duration.ofSeconds(120));
+        assertEquals(0, gcc.exitCode(), "gcc:\n" + gcc.output());
+        return lib.toString();
+    }
+
+    /** The client's Paired: line: pairs, block size, one-way p50 of each kind, median ratio. */
+    static final java.util.regex.Pattern PAIRED = java.util.regex.Pattern.compile("Paired: (\\d+) pairs of (\\d+) "
+            + "round trips; one-way p50 ucx-ffm ([0-9.]+) us, native ([0-9.]+) us; ratio per pair median ([0-9.]+)");
+
+    @ParameterizedTest
+    @EnumSource(value = PerfTestType.class, names = {"TAG_LAT", "TAG_SYNC_LAT", "STREAM_LAT"})
+    void shouldAlternateBindingAndNativeBlocksOnOneEndpointWithPaired(PerfTestType test) throws Exception {
+        String lib = pairedLibrary();
+        for (String tls : List.of("shm", "tcp")) {
+            try (RunnerPair pair = new RunnerPair(MAIN, Map.of("UCX_TLS", tls, NativePairedLoop.LIBRARY_VARIABLE,
+                    lib))) {
+                // 7 blocks of 100: four through the binding, three in C; the seventh has no native partner
+                RunnerPair.Outcome[] o = pair.run(List.of("-t", test.testName(), "-s", "64", "-n", "700", "-w", "10",
+                        "--paired=100"), 90);
+                // Final: covers the binding's blocks alone
+                assertFinal(o, 400);
+                java.util.regex.Matcher m = PAIRED.matcher(o[0].output());
+                assertTrue(m.find(), tls + "\n" + o[0].output());
+                assertEquals("3", m.group(1), m.group());
+                assertEquals("100", m.group(2), m.group());
+                for (int g = 3; g <= 5; g++) {
+                    assertTrue(Double.parseDouble(m.group(g)) > 0, m.group());
+                }
+            }
+        }
+    }
+
+    @Test
+    void shouldRefusePairedWithoutTheLibraryBeforeConnecting() throws Exception {
+        try (RunnerPair pair = new RunnerPair(MAIN, Map.of(NativePairedLoop.LIBRARY_VARIABLE, "/nonexistent/lib.so"))) {
+            RunnerPair.Outcome o = pair.runAlone(List.of("127.0.0.1", "-p", Integer.toString(RunnerPair.freePort()),
+                    "-t", "tag_lat", "--paired"), 60);
+            assertEquals(1, o.exit(), o.output());
+            assertTrue(o.output().contains(NativePairedLoop.LIBRARY_VARIABLE + " names no file"), o.output());
+        }
+    }
 }
