@@ -78,6 +78,8 @@ class JucxPerfTestRunTest {
         assertEquals(1, JucxPerfTest.run(o, e, "127.0.0.1", "-t", "tag_bw", "-T", "2"));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("-T 2 is not supported"), err.toString());
         assertEquals(1, JucxPerfTest.run(o, e, "-T", "2"), "a server is refused too");
+        assertEquals(1, JucxPerfTest.run(o, e, "127.0.0.1", "-t", "tag_lat", "--paired"));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("--paired is not supported"), err.toString());
     }
 
     @Test

@@ -125,6 +125,8 @@ public abstract class PerfRunner implements AutoCloseable {
     private String allocationLine;
     /** How long the client warmed up; {@code null} without a warm-up. */
     private String warmupLine;
+    /** The blocks of each kind a paired run's record has room for before it grows. */
+    static final int PAIRED_PREALLOCATED = 1 << 20;
     /** The blocks of the client's measured loop in a paired run; {@code null} otherwise. */
     private PairedBlocks paired;
     /** The clock after each round trip of a paired run's block. */
@@ -539,7 +541,10 @@ public abstract class PerfRunner implements AutoCloseable {
         return Math.max(w, size < JIT_WARMUP_LARGE_FROM ? JIT_WARMUP : JIT_WARMUP_LARGE);
     }
 
-    /** A record for a paired loop of {@code iterations}, made before it so that the loop allocates nothing. */
+    /**
+     * A record for a paired loop of {@code iterations}, made before it so that the loop allocates nothing; room for
+     * at most {@link #PAIRED_PREALLOCATED} blocks of each kind (16 MiB), past which it grows.
+     */
     private PairedBlocks pairedFor(long iterations) {
         int b = params.paired();
         if (b == 0) {
@@ -548,7 +553,7 @@ public abstract class PerfRunner implements AutoCloseable {
         if (pairedStamps == null) {
             pairedStamps = new long[b];
         }
-        return new PairedBlocks(b, (int) Math.min(Integer.MAX_VALUE - 8, iterations / b / 2 + 1));
+        return new PairedBlocks(b, (int) Math.min(PAIRED_PREALLOCATED, iterations / b / 2 + 1));
     }
 
     /**
