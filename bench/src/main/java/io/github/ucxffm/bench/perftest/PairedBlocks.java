@@ -152,16 +152,13 @@ public final class PairedBlocks {
      * @return microseconds, or {@code NaN} without blocks
      */
     public double medianMicros(boolean nativeBlock) {
-        return median(nativeBlock ? Arrays.copyOf(nativeBlocks, nativeCount) : Arrays.copyOf(binding, bindingCount));
-    }
-
-    private static double median(double[] values) {
-        if (values.length == 0) {
+        int count = nativeBlock ? nativeCount : bindingCount;
+        if (count == 0) {
             return Double.NaN;
         }
-        double[] v = values.clone();
+        double[] v = Arrays.copyOf(nativeBlock ? nativeBlocks : binding, count);
         Arrays.sort(v);
-        return v[v.length / 2];
+        return v[count / 2];
     }
 
     /**
