@@ -24,7 +24,7 @@ public final class Handshake {
     public static final int MAX_MESSAGE = 8192;
 
     private static final int MAGIC = 0x55435850; // "UCXP"
-    private static final int VERSION = 4;
+    private static final int VERSION = 5; // 5: a paired run cycles through three kinds of block
     private static final byte REQUEST = 1;
     private static final byte REPLY = 2;
     private static final byte BARRIER = 3;

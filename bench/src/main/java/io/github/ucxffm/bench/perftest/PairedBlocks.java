@@ -4,27 +4,51 @@ import java.util.Arrays;
 import java.util.Locale;
 
 /**
- * The figures of a paired run ({@code --paired}): the client's ping-pong alternates blocks of {@link #blockSize()}
- * round trips through the binding with blocks of the same round trips in C on the same worker and endpoint
- * ({@code bench/native/ucp_paired.c}), binding first. Each block's median round trip is kept; a pair is a binding
- * block and the native block right after it, and its ratio is binding over native. The machine's slow and fast
- * modes last far longer than a pair (a block is well under a second), so they move both halves of a pair alike and
- * cancel in its ratio, which a comparison of separate runs cannot do.
+ * The figures of a paired run ({@code --paired}): the client's ping-pong goes through blocks of {@link #blockSize()}
+ * round trips of three kinds in turn, on the same worker and endpoint: through the binding, in C
+ * ({@code bench/native/ucp_paired.c}), and through plain FFM downcalls with none of the binding's code
+ * ({@link FfmPairedLoop}). Each block's median round trip is kept. The blocks of one turn of the cycle are compared
+ * with each other: binding over C (what the line {@link #LINE} reports), plain FFM over C (the price of calling UCX
+ * from Java at all) and binding over plain FFM (the binding's own work). The machine's slow and fast modes last far
+ * longer than a turn (a block is well under a second), so they move all three alike and cancel in the ratios, which
+ * a comparison of separate runs cannot do.
  * <p>
  * Latencies are one way, half the round trip, as {@code ucx_perftest} reports a ping-pong. Not thread-safe: the
  * client's one thread records.
  */
 public final class PairedBlocks {
 
-    /** The line a paired client prints after its {@code Final:} line. */
+    /** The kinds of block, in the order a turn of the cycle runs them. */
+    public enum Kind {
+        /** Through the binding. */
+        BINDING,
+        /** The C loop. */
+        NATIVE,
+        /** The C loop's calls made from Java through plain downcalls ({@link FfmPairedLoop}). */
+        FFM;
+
+        private static final Kind[] CYCLE = values();
+
+        /**
+         * The kind of the {@code index}-th block of a paired loop, from 0.
+         *
+         * @param index the block's place in the loop
+         * @return its kind
+         */
+        public static Kind ofBlock(long index) {
+            return CYCLE[(int) (index % CYCLE.length)];
+        }
+    }
+
+    /** The line a paired client prints after its {@code Final:} line: the binding against C. */
     public static final String LINE = "Paired:";
+    /** The line after it: plain FFM against C, and the binding against plain FFM. */
+    public static final String FFM_LINE = "Paired FFM:";
 
     private final int blockSize;
     private final long[] block;
-    private double[] binding;
-    private double[] nativeBlocks;
-    private int bindingCount;
-    private int nativeCount;
+    private final double[][] medians = new double[Kind.CYCLE.length][];
+    private final int[] counts = new int[Kind.CYCLE.length];
 
     /**
      * An empty record.
@@ -39,8 +63,9 @@ public final class PairedBlocks {
         }
         this.blockSize = blockSize;
         this.block = new long[blockSize];
-        this.binding = new double[expected];
-        this.nativeBlocks = new double[expected];
+        for (int k = 0; k < medians.length; k++) {
+            medians[k] = new double[expected];
+        }
     }
 
     /**
@@ -55,12 +80,12 @@ public final class PairedBlocks {
     /**
      * Records one block.
      *
-     * @param nativeBlock {@code true} for a block of the C loop
-     * @param start       the clock before the block's first round trip (ns)
-     * @param stamps      the clock after each round trip (ns), in order
-     * @param n           round trips in the block, at most {@link #blockSize()}
+     * @param kind   what ran the block
+     * @param start  the clock before the block's first round trip (ns)
+     * @param stamps the clock after each round trip (ns), in order
+     * @param n      round trips in the block, at most {@link #blockSize()}
      */
-    public void record(boolean nativeBlock, long start, long[] stamps, int n) {
+    public void record(Kind kind, long start, long[] stamps, int n) {
         if (n < 1 || n > blockSize) {
             throw new IllegalArgumentException("a block of " + n + " round trips, size " + blockSize);
         }
@@ -70,13 +95,9 @@ public final class PairedBlocks {
             last = stamps[i];
         }
         double oneWayMicros = select(block, n, n / 2) / 2.0 / 1000.0;
-        if (nativeBlock) {
-            nativeBlocks = grown(nativeBlocks, nativeCount);
-            nativeBlocks[nativeCount++] = oneWayMicros;
-        } else {
-            binding = grown(binding, bindingCount);
-            binding[bindingCount++] = oneWayMicros;
-        }
+        int k = kind.ordinal();
+        medians[k] = grown(medians[k], counts[k]);
+        medians[k][counts[k]++] = oneWayMicros;
     }
 
     /**
@@ -122,41 +143,66 @@ public final class PairedBlocks {
     }
 
     /**
-     * Complete pairs so far: binding blocks each followed by a native block.
+     * Turns of the cycle so far in which both kinds ran: the {@code i}-th block of one kind is compared with the
+     * {@code i}-th of the other.
+     *
+     * @param a one kind
+     * @param b the other
+     * @return comparable pairs
+     */
+    public int pairs(Kind a, Kind b) {
+        return Math.min(counts[a.ordinal()], counts[b.ordinal()]);
+    }
+
+    /**
+     * Pairs of a binding block and the C block after it.
      *
      * @return pairs
      */
     public int pairs() {
-        return Math.min(bindingCount, nativeCount);
+        return pairs(Kind.BINDING, Kind.NATIVE);
     }
 
     /**
-     * The ratio binding over native of each pair, sorted.
+     * The ratio {@code over} / {@code under} of each pair, sorted.
      *
+     * @param over  the kind on top
+     * @param under the kind below
      * @return ratios, one per pair
      */
-    public double[] sortedRatios() {
-        int n = pairs();
+    public double[] sortedRatios(Kind over, Kind under) {
+        int n = pairs(over, under);
+        double[] top = medians[over.ordinal()];
+        double[] bottom = medians[under.ordinal()];
         double[] r = new double[n];
         for (int i = 0; i < n; i++) {
-            r[i] = binding[i] / nativeBlocks[i];
+            r[i] = top[i] / bottom[i];
         }
         Arrays.sort(r);
         return r;
     }
 
     /**
+     * The ratio binding over C of each pair, sorted.
+     *
+     * @return ratios, one per pair
+     */
+    public double[] sortedRatios() {
+        return sortedRatios(Kind.BINDING, Kind.NATIVE);
+    }
+
+    /**
      * The median over the blocks of one kind of their median one-way latency.
      *
-     * @param nativeBlock which kind
+     * @param kind which kind
      * @return microseconds, or {@code NaN} without blocks
      */
-    public double medianMicros(boolean nativeBlock) {
-        int count = nativeBlock ? nativeCount : bindingCount;
+    public double medianMicros(Kind kind) {
+        int count = counts[kind.ordinal()];
         if (count == 0) {
             return Double.NaN;
         }
-        double[] v = Arrays.copyOf(nativeBlock ? nativeBlocks : binding, count);
+        double[] v = Arrays.copyOf(medians[kind.ordinal()], count);
         Arrays.sort(v);
         return v[count / 2];
     }
@@ -174,8 +220,32 @@ public final class PairedBlocks {
             return LINE + " no complete pair: raise -n to at least twice the block size (" + blockSize + ")";
         }
         return String.format(Locale.ROOT, "%s %d pairs of %d round trips; one-way p50 %s %.3f us, native %.3f us; "
-                        + "ratio per pair median %.3f (quartiles %.3f to %.3f)", LINE, r.length, blockSize,
-                bindingName, medianMicros(false), medianMicros(true), r[r.length / 2], r[r.length / 4],
-                r[(3 * r.length) / 4]);
+                        + "ratio per pair median %s", LINE, r.length, blockSize, bindingName,
+                medianMicros(Kind.BINDING), medianMicros(Kind.NATIVE), medianAndQuartiles(r));
+    }
+
+    /**
+     * The line that splits the binding's distance from C: {@code Paired FFM: N turns; one-way p50 plain FFM X us;
+     * plain FFM / native median R (quartiles Q1 to Q3); binding / plain FFM median R (quartiles Q1 to Q3)}.
+     *
+     * @param bindingName what the binding half is called ({@code ucx-ffm})
+     * @return the line
+     */
+    public String ffmLine(String bindingName) {
+        double[] ffm = sortedRatios(Kind.FFM, Kind.NATIVE);
+        double[] own = sortedRatios(Kind.BINDING, Kind.FFM);
+        if (ffm.length == 0) {
+            return FFM_LINE + " no complete turn: raise -n to at least three times the block size (" + blockSize
+                    + ")";
+        }
+        return String.format(Locale.ROOT, "%s %d turns; one-way p50 plain FFM %.3f us; plain FFM / native median %s; "
+                        + "%s / plain FFM median %s", FFM_LINE, ffm.length, medianMicros(Kind.FFM),
+                medianAndQuartiles(ffm), bindingName, medianAndQuartiles(own));
+    }
+
+    private static String medianAndQuartiles(double[] sorted) {
+        int n = sorted.length;
+        return String.format(Locale.ROOT, "%.3f (quartiles %.3f to %.3f)", sorted[n / 2], sorted[n / 4],
+                sorted[(3 * n) / 4]);
     }
 }

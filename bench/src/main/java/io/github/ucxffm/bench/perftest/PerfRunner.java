@@ -308,6 +308,28 @@ public abstract class PerfRunner implements AutoCloseable {
     }
 
     /**
+     * The client's half of {@code n} round trips of a paired run through plain FFM downcalls, the C loop's calls
+     * made from Java with none of the binding's code ({@link FfmPairedLoop}).
+     *
+     * @param n      round trips
+     * @param stamps filled with the clock ({@link System#nanoTime()}'s) after each round trip
+     * @throws Exception on failure; {@link UnsupportedOperationException} for a runner without a paired mode
+     */
+    protected void ffmPing(int n, long[] stamps) throws Exception {
+        throw new UnsupportedOperationException(runner + " has no paired mode");
+    }
+
+    /**
+     * The server's half of {@code n} round trips of a paired run through plain FFM downcalls.
+     *
+     * @param n round trips
+     * @throws Exception on failure; {@link UnsupportedOperationException} for a runner without a paired mode
+     */
+    protected void ffmPong(int n) throws Exception {
+        throw new UnsupportedOperationException(runner + " has no paired mode");
+    }
+
+    /**
      * The blocks of the client's measured loop in a paired run, after {@link #runClient(PerfReport)}.
      *
      * @return the blocks, or {@code null} for an ordinary run
@@ -543,7 +565,7 @@ public abstract class PerfRunner implements AutoCloseable {
 
     /**
      * A record for a paired loop of {@code iterations}, made before it so that the loop allocates nothing; room for
-     * at most {@link #PAIRED_PREALLOCATED} blocks of each kind (16 MiB), past which it grows.
+     * at most {@link #PAIRED_PREALLOCATED} blocks of each kind (24 MiB for the three), past which it grows.
      */
     private PairedBlocks pairedFor(long iterations) {
         int b = params.paired();
@@ -553,32 +575,36 @@ public abstract class PerfRunner implements AutoCloseable {
         if (pairedStamps == null) {
             pairedStamps = new long[b];
         }
-        return new PairedBlocks(b, (int) Math.min(PAIRED_PREALLOCATED, iterations / b / 2 + 1));
+        return new PairedBlocks(b, (int) Math.min(PAIRED_PREALLOCATED, iterations / b / PairedBlocks.Kind.values().length
+                + 1));
     }
 
     /**
-     * The client's loop of a paired run: blocks through the binding (timed into {@code report} as well) in turn with
-     * blocks in C, binding first.
+     * The client's loop of a paired run: blocks through the binding (timed into {@code report} as well), in C and
+     * through plain FFM in turn ({@link PairedBlocks.Kind#ofBlock}).
      */
     private void pairedClientLoop(long iterations, PerfReport report) throws Exception {
         int b = params.paired();
         long[] stamps = pairedStamps;
-        boolean nativeBlock = false;
-        for (long i = 0; i < iterations; i += b, nativeBlock = !nativeBlock) {
+        long index = 0;
+        for (long i = 0; i < iterations; i += b, index++) {
             int n = (int) Math.min(b, iterations - i);
+            PairedBlocks.Kind kind = PairedBlocks.Kind.ofBlock(index);
             long start = System.nanoTime();
-            if (nativeBlock) {
-                nativePing(n, stamps);
-            } else {
-                report.skipTo(start);
-                for (int k = 0; k < n; k++) {
-                    ping();
-                    long now = System.nanoTime();
-                    stamps[k] = now;
-                    report.update(now);
+            switch (kind) {
+                case NATIVE -> nativePing(n, stamps);
+                case FFM -> ffmPing(n, stamps);
+                case BINDING -> {
+                    report.skipTo(start);
+                    for (int k = 0; k < n; k++) {
+                        ping();
+                        long now = System.nanoTime();
+                        stamps[k] = now;
+                        report.update(now);
+                    }
                 }
             }
-            paired.record(nativeBlock, start, stamps, n);
+            paired.record(kind, start, stamps, n);
         }
         drain();
     }
@@ -620,14 +646,16 @@ public abstract class PerfRunner implements AutoCloseable {
     private void serverLoop(long iterations) throws Exception {
         int b = params.paired();
         if (b > 0) {
-            boolean nativeBlock = false;
-            for (long i = 0; i < iterations; i += b, nativeBlock = !nativeBlock) {
+            long index = 0;
+            for (long i = 0; i < iterations; i += b, index++) {
                 int n = (int) Math.min(b, iterations - i);
-                if (nativeBlock) {
-                    nativePong(n);
-                } else {
-                    for (int k = 0; k < n; k++) {
-                        pong();
+                switch (PairedBlocks.Kind.ofBlock(index)) {
+                    case NATIVE -> nativePong(n);
+                    case FFM -> ffmPong(n);
+                    case BINDING -> {
+                        for (int k = 0; k < n; k++) {
+                            pong();
+                        }
                     }
                 }
             }

@@ -123,6 +123,8 @@ public final class PerfTest extends PerfRunner {
     private PerfReport report;
     /** The C half of a paired run, made at its first native block. */
     private NativePairedLoop nativeLoop;
+    /** The plain FFM loop of a paired run, made at its first block. */
+    private FfmPairedLoop ffmLoop;
 
     /**
      * The runner of a process: creates the context, with the wakeup feature for {@code -E sleep} and workers shared
@@ -309,6 +311,7 @@ public final class PerfTest extends PerfRunner {
             report.printFinal();
             if (pairedBlocks() != null) {
                 out.println(pairedBlocks().line("ucx-ffm"));
+                out.println(pairedBlocks().ffmLine("ucx-ffm"));
                 out.flush();
             }
         } else {
@@ -638,6 +641,26 @@ public final class PerfTest extends PerfRunner {
     @Override
     protected void nativePong(int n) {
         nativeLoop().pong(n);
+    }
+
+    @Override
+    protected void ffmPing(int n, long[] stamps) {
+        ffmLoop().ping(n, stamps);
+    }
+
+    @Override
+    protected void ffmPong(int n) {
+        ffmLoop().pong(n);
+    }
+
+    private FfmPairedLoop ffmLoop() {
+        if (ffmLoop == null) {
+            // critical operations and progress as the binding makes them here: nothing calls back without an
+            // error callback (paired runs set no active-message handler)
+            ffmLoop = new FfmPairedLoop(worker.nativeHandle(), endpoint.nativeHandle(), operation, send, recv, size,
+                    Handshake.DATA_TAG, !ERROR_CALLBACK, arena);
+        }
+        return ffmLoop;
     }
 
     private NativePairedLoop nativeLoop() {

@@ -189,17 +189,21 @@ class PerfTestRunTest {
     /** The client's Paired: line: pairs, block size, one-way p50 of each kind, median ratio. */
     static final java.util.regex.Pattern PAIRED = java.util.regex.Pattern.compile("Paired: (\\d+) pairs of (\\d+) "
             + "round trips; one-way p50 ucx-ffm ([0-9.]+) us, native ([0-9.]+) us; ratio per pair median ([0-9.]+)");
+    /** The Paired FFM: line: turns, the plain FFM loop's one-way p50 and its two median ratios. */
+    static final java.util.regex.Pattern PAIRED_FFM = java.util.regex.Pattern.compile("Paired FFM: (\\d+) turns; "
+            + "one-way p50 plain FFM ([0-9.]+) us; plain FFM / native median ([0-9.]+) \\(quartiles [0-9.]+ to "
+            + "[0-9.]+\\); ucx-ffm / plain FFM median ([0-9.]+)");
 
     @ParameterizedTest
     @EnumSource(value = PerfTestType.class, names = {"TAG_LAT", "TAG_SYNC_LAT", "STREAM_LAT"})
-    void shouldAlternateBindingAndNativeBlocksOnOneEndpointWithPaired(PerfTestType test) throws Exception {
+    void shouldCycleBindingNativeAndPlainFfmBlocksOnOneEndpointWithPaired(PerfTestType test) throws Exception {
         String lib = pairedLibrary();
         for (String tls : List.of("shm", "tcp")) {
             try (RunnerPair pair = new RunnerPair(MAIN, Map.of("UCX_TLS", tls, NativePairedLoop.LIBRARY_VARIABLE,
                     lib))) {
-                // 7 blocks of 100: four through the binding, three in C; the seventh has no native partner
-                RunnerPair.Outcome[] o = pair.run(List.of("-t", test.testName(), "-s", "64", "-n", "700", "-w", "10",
-                        "--paired=100"), 90);
+                // 10 blocks of 100: binding, C, plain FFM three times over, then a binding block with no partner
+                RunnerPair.Outcome[] o = pair.run(List.of("-t", test.testName(), "-s", "64", "-n", "1000", "-w",
+                        "10", "--paired=100"), 90);
                 // Final: covers the binding's blocks alone
                 assertFinal(o, 400);
                 java.util.regex.Matcher m = PAIRED.matcher(o[0].output());
@@ -208,6 +212,12 @@ class PerfTestRunTest {
                 assertEquals("100", m.group(2), m.group());
                 for (int g = 3; g <= 5; g++) {
                     assertTrue(Double.parseDouble(m.group(g)) > 0, m.group());
+                }
+                java.util.regex.Matcher f = PAIRED_FFM.matcher(o[0].output());
+                assertTrue(f.find(), tls + "\n" + o[0].output());
+                assertEquals("3", f.group(1), f.group());
+                for (int g = 2; g <= 4; g++) {
+                    assertTrue(Double.parseDouble(f.group(g)) > 0, f.group());
                 }
             }
         }
