@@ -11,8 +11,17 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 
+import io.github.ucxffm.bindings.ucx_h;
+
 import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 /**
  * The binding's cost around UCX for the tag hot path and for idle progress, between two workers of one JVM on
@@ -40,6 +49,23 @@ public class TagBenchmark extends BenchmarkBase {
 
     private static final long NEVER_SENT = 0x7e57_0000_0000_0001L;
 
+    // the plain FFM twin of tagSendReceive8: the same UCX calls through downcalls, raw addresses, no binding code
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final byte INPROGRESS = (byte) ucx_h.UCS_INPROGRESS();
+    private static final MethodHandle CHECK = LINKER.downcallHandle(ucx_h.ucp_request_check_status$address(),
+            FunctionDescriptor.of(JAVA_BYTE, JAVA_LONG), Linker.Option.critical(false));
+    private static final MethodHandle FREE = LINKER.downcallHandle(ucx_h.ucp_request_free$address(),
+            FunctionDescriptor.ofVoid(JAVA_LONG), Linker.Option.critical(false));
+    private MethodHandle progress;
+    private MethodHandle send;
+    private MethodHandle receive;
+    private long senderAddress;
+    private long receiverAddress;
+    private long endpointAddress;
+    private long outAddress;
+    private long inAddress;
+    private long plainParam;
+
     @Setup(Level.Trial)
     public void setUp() {
         context = UcpContext.builder().features(UcpContext.Feature.TAG).build();
@@ -55,6 +81,21 @@ public class TagBenchmark extends BenchmarkBase {
         parked = arena.allocate(8);
         // a receive no message will ever match: what polling a request still in flight costs
         inFlight = receiver.receiveTag(parked, 0, 8, NEVER_SENT, -1L);
+        // critical exactly when the binding makes its calls critical: when nothing can call back
+        Linker.Option[] critical = errorCallback ? new Linker.Option[0]
+                : new Linker.Option[] {Linker.Option.critical(false)};
+        progress = LINKER.downcallHandle(ucx_h.ucp_worker_progress$address(),
+                FunctionDescriptor.of(JAVA_INT, JAVA_LONG), critical);
+        send = LINKER.downcallHandle(ucx_h.ucp_tag_send_nbx$address(), FunctionDescriptor.of(JAVA_LONG, JAVA_LONG,
+                JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG), critical);
+        receive = LINKER.downcallHandle(ucx_h.ucp_tag_recv_nbx$address(), FunctionDescriptor.of(JAVA_LONG,
+                JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG), critical);
+        senderAddress = sender.nativeHandle().address();
+        receiverAddress = receiver.nativeHandle().address();
+        endpointAddress = endpoint.nativeHandle().address();
+        outAddress = out.address();
+        inAddress = in.address();
+        plainParam = io.github.ucxffm.bindings.ucp_request_param_t.allocate(arena).address();
     }
 
     @TearDown(Level.Trial)
@@ -87,6 +128,34 @@ public class TagBenchmark extends BenchmarkBase {
     }
 
     /** {@code progress()} with nothing to do: the floor of every polling loop. */
+    /**
+     * {@link #tagSendReceive8}'s UCX calls made through plain downcalls with none of the binding's code (raw
+     * addresses; critical when the binding's are): the floor any Java binding stands on, so that the difference to
+     * {@link #tagSendReceive8} is the binding's own work. On UCX 1.13 the binding takes an arrived message with a
+     * probe first (its receive information), which this loop, reading no tag, does not need.
+     *
+     * @return the receive's status
+     * @throws Throwable from a downcall
+     */
+    @Benchmark
+    public int plainFfmTagSendReceive8() throws Throwable {
+        long recv = (long) receive.invokeExact(receiverAddress, inAddress, 8L, 42L, -1L, plainParam);
+        long sent = (long) send.invokeExact(endpointAddress, outAddress, 8L, 42L, plainParam);
+        byte sendStatus = sent == 0 ? 0 : INPROGRESS;
+        byte recvStatus = recv == 0 ? 0 : INPROGRESS;
+        while (sendStatus == INPROGRESS || recvStatus == INPROGRESS) {
+            int a = (int) progress.invokeExact(senderAddress);
+            int b = (int) progress.invokeExact(receiverAddress);
+            if (sendStatus == INPROGRESS && (sendStatus = (byte) CHECK.invokeExact(sent)) != INPROGRESS) {
+                FREE.invokeExact(sent);
+            }
+            if (recvStatus == INPROGRESS && (recvStatus = (byte) CHECK.invokeExact(recv)) != INPROGRESS) {
+                FREE.invokeExact(recv);
+            }
+        }
+        return recvStatus;
+    }
+
     @Benchmark
     public int progressIdle() {
         return sender.progress();
