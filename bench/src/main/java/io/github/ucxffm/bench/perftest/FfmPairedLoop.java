@@ -1,6 +1,8 @@
 package io.github.ucxffm.bench.perftest;
 
 import io.github.ucxffm.UcsStatus;
+import io.github.ucxffm.bindings.ucp_am_handler_param_t;
+import io.github.ucxffm.bindings.ucp_am_recv_param_t;
 import io.github.ucxffm.bindings.ucp_request_param_t;
 import io.github.ucxffm.bindings.ucx_h;
 
@@ -9,7 +11,14 @@ import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 
+import static io.github.ucxffm.bindings.ucx_h.UCP_AM_FLAG_WHOLE_MSG;
+import static io.github.ucxffm.bindings.ucx_h.UCP_AM_HANDLER_PARAM_FIELD_CB;
+import static io.github.ucxffm.bindings.ucx_h.UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+import static io.github.ucxffm.bindings.ucx_h.UCP_AM_HANDLER_PARAM_FIELD_ID;
+import static io.github.ucxffm.bindings.ucx_h.UCP_AM_RECV_ATTR_FLAG_RNDV;
 import static io.github.ucxffm.bindings.ucx_h.UCP_OP_ATTR_FIELD_FLAGS;
 import static io.github.ucxffm.bindings.ucx_h.UCP_STREAM_RECV_FLAG_WAITALL;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
@@ -28,6 +37,10 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * critical too when {@code critical} says nothing can call back into Java on the worker (the runner's endpoint has
  * no error callback and no active-message handler is set), as the binding's are then. Not thread-safe; allocates
  * nothing per round trip.
+ * <p>
+ * Active messages go on an id of their own, as the C loop's do, with a handler of this class's own: an upcall
+ * stub on a static method that counts each message and keeps a rendezvous message's data, which the waiting loop
+ * fetches into the receive buffer, as the runner and the C loop do. One such loop per process.
  */
 final class FfmPairedLoop {
 
@@ -56,11 +69,34 @@ final class FfmPairedLoop {
     private static final FunctionDescriptor STREAM_RECV = FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG,
             JAVA_LONG, JAVA_LONG, JAVA_LONG);
 
+    // ucp_am_send_nbx(ep, id, header, header_length, buffer, count, param)
+    private static final FunctionDescriptor AM_SEND = FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_INT,
+            JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG);
+    // ucp_am_recv_data_nbx(worker, data_desc, buffer, count, param)
+    private static final FunctionDescriptor AM_RECV_DATA = FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG,
+            JAVA_LONG, JAVA_LONG, JAVA_LONG);
+    // ucs_status_t (*ucp_am_recv_callback_t)(arg, header, header_length, data, length, param)
+    private static final FunctionDescriptor AM_HANDLER = FunctionDescriptor.of(JAVA_BYTE, JAVA_LONG, JAVA_LONG,
+            JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG);
+    private static final long RECV_ATTR = ucp_am_recv_param_t.recv_attr$offset();
+    private static final long RNDV = UCP_AM_RECV_ATTR_FLAG_RNDV();
+    /** All of native memory, to read the receive parameters UCX passes by address. */
+    private static final MemorySegment NATIVE = MemorySegment.NULL.reinterpret(Long.MAX_VALUE);
+
+    /** Active messages the handler counted; a rendezvous message's kept data (0 when none) and its length. */
+    private static long amArrived;
+    private static long amKept;
+    private static long amKeptLength;
+
     private final PerfTestType.Operation operation;
     private final MethodHandle progress;
     private final MethodHandle send;
     private final MethodHandle tagRecv;
     private final MethodHandle streamRecv;
+    private final MethodHandle amRecvData;
+    /** The id of this loop's active messages. */
+    private final int amId;
+    private long amAwaited;
     private final long worker;
     private final long endpoint;
     private final long sendBuffer;
@@ -71,6 +107,8 @@ final class FfmPairedLoop {
     private final long plainParam;
     /** {@code UCP_STREAM_RECV_FLAG_WAITALL}, as the C loop's stream receive. */
     private final long streamRecvParam;
+    /** Flags 0: active-message sends. */
+    private final long amSendParam;
     /** Where a stream receive that completes at once writes its length. */
     private final long lengthOut;
 
@@ -83,7 +121,8 @@ final class FfmPairedLoop {
      * @param send      the send buffer
      * @param recv      the receive buffer
      * @param size      message size
-     * @param tag       the tag of tag messages
+     * @param tag       the tag of tag messages; for active messages the id of this loop's messages, on which this
+     *                  constructor registers its handler (before the peer can send one)
      * @param critical  whether nothing can call back into Java on this worker, so that the operations and progress
      *                  may be critical downcalls
      * @param arena     where the parameter structs live
@@ -96,10 +135,13 @@ final class FfmPairedLoop {
             case TAG -> handle(ucx_h.ucp_tag_send_nbx$address(), TAG_SEND, critical);
             case TAG_SYNC -> handle(ucx_h.ucp_tag_send_sync_nbx$address(), TAG_SEND, critical);
             case STREAM -> handle(ucx_h.ucp_stream_send_nbx$address(), STREAM_SEND, critical);
+            case AM -> handle(ucx_h.ucp_am_send_nbx$address(), AM_SEND, critical);
             default -> throw new UnsupportedOperationException("--paired has no plain FFM loop for " + operation);
         };
         this.tagRecv = handle(ucx_h.ucp_tag_recv_nbx$address(), TAG_RECV, critical);
         this.streamRecv = handle(ucx_h.ucp_stream_recv_nbx$address(), STREAM_RECV, critical);
+        this.amRecvData = handle(ucx_h.ucp_am_recv_data_nbx$address(), AM_RECV_DATA, critical);
+        this.amId = (int) tag;
         this.worker = worker.address();
         this.endpoint = endpoint.address();
         this.sendBuffer = send.address();
@@ -111,7 +153,50 @@ final class FfmPairedLoop {
         ucp_request_param_t.op_attr_mask(waitAll, UCP_OP_ATTR_FIELD_FLAGS());
         ucp_request_param_t.flags(waitAll, UCP_STREAM_RECV_FLAG_WAITALL());
         this.streamRecvParam = waitAll.address();
+        MemorySegment amSend = ucp_request_param_t.allocate(arena).fill((byte) 0);
+        ucp_request_param_t.op_attr_mask(amSend, UCP_OP_ATTR_FIELD_FLAGS());
+        this.amSendParam = amSend.address();
         this.lengthOut = arena.allocate(JAVA_LONG).address();
+        if (operation == PerfTestType.Operation.AM) {
+            if (critical) {
+                throw new IllegalArgumentException("active messages call back: the loop's calls cannot be critical");
+            }
+            setHandler(worker, amId, arena);
+        }
+    }
+
+    /** Registers {@link #onActiveMessage} as the handler of {@code id}, with UCX's whole-message flag. */
+    private static void setHandler(MemorySegment worker, int id, Arena arena) {
+        MemorySegment stub;
+        try {
+            stub = LINKER.upcallStub(MethodHandles.lookup().findStatic(FfmPairedLoop.class, "onActiveMessage",
+                    MethodType.methodType(byte.class, long.class, long.class, long.class, long.class, long.class,
+                            long.class)), AM_HANDLER, arena);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException(e);
+        }
+        MemorySegment param = ucp_am_handler_param_t.allocate(arena);
+        ucp_am_handler_param_t.field_mask(param, UCP_AM_HANDLER_PARAM_FIELD_ID() | UCP_AM_HANDLER_PARAM_FIELD_FLAGS()
+                | UCP_AM_HANDLER_PARAM_FIELD_CB());
+        ucp_am_handler_param_t.id(param, id);
+        ucp_am_handler_param_t.flags(param, UCP_AM_FLAG_WHOLE_MSG());
+        ucp_am_handler_param_t.cb(param, stub);
+        byte status = ucx_h.ucp_worker_set_am_recv_handler(worker, param);
+        if (status != 0) {
+            throw failed("handler registration", status);
+        }
+    }
+
+    /** The handler: counts the message and keeps a rendezvous message's data for {@link #awaitActiveMessage}. */
+    private static byte onActiveMessage(long arg, long header, long headerLength, long data, long length,
+                                        long param) {
+        amArrived++;
+        if ((NATIVE.get(JAVA_LONG, param + RECV_ATTR) & RNDV) != 0) {
+            amKept = data;
+            amKeptLength = length;
+            return INPROGRESS;
+        }
+        return 0;
     }
 
     private static MethodHandle handle(MemorySegment symbol, FunctionDescriptor descriptor, boolean critical) {
@@ -158,17 +243,37 @@ final class FfmPairedLoop {
     }
 
     private void sendOne() throws Throwable {
-        long request = operation == PerfTestType.Operation.STREAM
-                ? (long) send.invokeExact(endpoint, sendBuffer, size, plainParam)
-                : (long) send.invokeExact(endpoint, sendBuffer, size, tag, plainParam);
+        long request = switch (operation) {
+            case STREAM -> (long) send.invokeExact(endpoint, sendBuffer, size, plainParam);
+            // flags 0, as the runner's active-message send
+            case AM -> (long) send.invokeExact(endpoint, amId, 0L, 0L, sendBuffer, size, amSendParam);
+            default -> (long) send.invokeExact(endpoint, sendBuffer, size, tag, plainParam);
+        };
         waitFor(request, "send");
     }
 
     private void receiveOne() throws Throwable {
-        long request = operation == PerfTestType.Operation.STREAM
-                ? (long) streamRecv.invokeExact(endpoint, recvBuffer, size, lengthOut, streamRecvParam)
-                : (long) tagRecv.invokeExact(worker, recvBuffer, size, tag, -1L, plainParam);
-        waitFor(request, "receive");
+        switch (operation) {
+            case STREAM -> waitFor((long) streamRecv.invokeExact(endpoint, recvBuffer, size, lengthOut,
+                    streamRecvParam), "receive");
+            case AM -> awaitActiveMessage();
+            default -> waitFor((long) tagRecv.invokeExact(worker, recvBuffer, size, tag, -1L, plainParam),
+                    "receive");
+        }
+    }
+
+    /** Progresses until the next active message has arrived and its data, if kept, is in the receive buffer. */
+    private void awaitActiveMessage() throws Throwable {
+        amAwaited++;
+        while (amArrived < amAwaited) {
+            int ignored = (int) progress.invokeExact(worker);
+        }
+        long data = amKept;
+        if (data != 0) {
+            amKept = 0;
+            waitFor((long) amRecvData.invokeExact(worker, data, recvBuffer, Math.min(amKeptLength, size),
+                    plainParam), "active-message data receive");
+        }
     }
 
     /** The C loop's wait_for: nothing for a completed operation, else test before each progress call, then free. */

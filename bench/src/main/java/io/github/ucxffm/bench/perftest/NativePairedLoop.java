@@ -28,6 +28,7 @@ final class NativePairedLoop {
     private static final int OP_TAG = 0;
     private static final int OP_TAG_SYNC = 1;
     private static final int OP_STREAM = 2;
+    private static final int OP_AM = 3;
 
     // int64_t ucxffm_paired_ping(worker, ep, op, send, recv, size, tag, n, stamps)
     private static final FunctionDescriptor PING = FunctionDescriptor.of(JAVA_LONG, ADDRESS, ADDRESS, JAVA_INT,
@@ -35,6 +36,8 @@ final class NativePairedLoop {
     // int64_t ucxffm_paired_pong(worker, ep, op, send, recv, size, tag, n)
     private static final FunctionDescriptor PONG = FunctionDescriptor.of(JAVA_LONG, ADDRESS, ADDRESS, JAVA_INT,
             ADDRESS, ADDRESS, JAVA_LONG, JAVA_LONG, JAVA_LONG);
+    // int64_t ucxffm_paired_am_setup(worker, id)
+    private static final FunctionDescriptor AM_SETUP = FunctionDescriptor.of(JAVA_LONG, ADDRESS, JAVA_INT);
 
     private final MethodHandle ping;
     private final MethodHandle pong;
@@ -71,11 +74,12 @@ final class NativePairedLoop {
      *
      * @param worker    the {@code ucp_worker_h}
      * @param endpoint  the {@code ucp_ep_h}
-     * @param operation what the ping-pong does: tag, synchronous tag or stream
+     * @param operation what the ping-pong does: tag, synchronous tag, stream or active messages
      * @param send      the send buffer
      * @param recv      the receive buffer
      * @param size      message size
-     * @param tag       the tag of tag messages
+     * @param tag       the tag of tag messages; for active messages the id of the C blocks' messages, on which this
+     *                  constructor registers the C loop's handler (before the peer can send one)
      * @param blockSize the largest block, for the clock stamps
      * @param arena     where the stamps live
      */
@@ -91,6 +95,7 @@ final class NativePairedLoop {
             case TAG -> OP_TAG;
             case TAG_SYNC -> OP_TAG_SYNC;
             case STREAM -> OP_STREAM;
+            case AM -> OP_AM;
             default -> throw new UnsupportedOperationException("--paired has no C loop for " + operation);
         };
         this.send = send;
@@ -98,6 +103,16 @@ final class NativePairedLoop {
         this.size = size;
         this.tag = tag;
         this.stamps = arena.allocate(JAVA_LONG, blockSize);
+        if (op == OP_AM) {
+            MethodHandle setup = linker.downcallHandle(lookup.find("ucxffm_paired_am_setup").orElseThrow(), AM_SETUP);
+            long status;
+            try {
+                status = (long) setup.invokeExact(worker, (int) tag);
+            } catch (Throwable t) {
+                throw new IllegalStateException("ucxffm_paired_am_setup", t);
+            }
+            check(status, "ucxffm_paired_am_setup");
+        }
     }
 
     /**

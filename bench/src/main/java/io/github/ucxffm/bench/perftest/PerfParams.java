@@ -109,7 +109,7 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
                 + "     -h             show this help message\n"
                 + "\n"
                 + "  Not in ucx_perftest (client only; the server follows the client):\n"
-                + "     --paired[=N]   tag_lat, tag_sync_lat and stream_lat: blocks of N round trips (" +
+                + "     --paired[=N]   tag_lat, tag_sync_lat, stream_lat, ucp_am_lat: blocks of N round trips (" +
                 DEFAULT_PAIRED_BLOCK + ")\n"
                 + "                    through the binding, the same loop in C and the C loop's calls made\n"
                 + "                    from Java through plain FFM downcalls, in turn, on the same worker and\n"
@@ -338,10 +338,10 @@ public record PerfParams(String runner, PerfTestType test, long size, long itera
             PerfTestType.Operation op = test.operation();
             boolean loop = test.pattern() == PerfTestType.Pattern.PING_PONG && !test.isUct()
                     && (op == PerfTestType.Operation.TAG || op == PerfTestType.Operation.TAG_SYNC
-                    || op == PerfTestType.Operation.STREAM);
+                    || op == PerfTestType.Operation.STREAM || op == PerfTestType.Operation.AM);
             if (!loop) {
-                throw new UsageException("--paired runs tag_lat, tag_sync_lat and stream_lat (its C loop has no "
-                        + "active-message handler and no remote key), not " + test.testName());
+                throw new UsageException("--paired runs tag_lat, tag_sync_lat, stream_lat and ucp_am_lat (its C "
+                        + "loop has no remote key), not " + test.testName());
             }
             if (sleep || threads != 1) {
                 throw new UsageException("--paired polls on one thread: no -E sleep, no -T");

@@ -511,6 +511,11 @@ public final class PerfTest extends PerfRunner {
         if (operation == PerfTestType.Operation.AM) {
             worker.setAmHandler(Handshake.AM_ID, this::onActiveMessage);
         }
+        if (params.paired() > 0) {
+            // both loops now, before the peer can send: their active-message handlers must be in place first
+            nativeLoop();
+            ffmLoop();
+        }
     }
 
     // ---- control messages -----------------------------------------------------------------------------------------
@@ -656,9 +661,10 @@ public final class PerfTest extends PerfRunner {
     private FfmPairedLoop ffmLoop() {
         if (ffmLoop == null) {
             // critical operations and progress as the binding makes them here: nothing calls back without an
-            // error callback (paired runs set no active-message handler)
+            // error callback and an active-message handler
+            boolean am = operation == PerfTestType.Operation.AM;
             ffmLoop = new FfmPairedLoop(worker.nativeHandle(), endpoint.nativeHandle(), operation, send, recv, size,
-                    Handshake.DATA_TAG, !ERROR_CALLBACK, arena);
+                    am ? Handshake.AM_ID + 2 : Handshake.DATA_TAG, !ERROR_CALLBACK && !am, arena);
         }
         return ffmLoop;
     }
@@ -666,7 +672,8 @@ public final class PerfTest extends PerfRunner {
     private NativePairedLoop nativeLoop() {
         if (nativeLoop == null) {
             nativeLoop = new NativePairedLoop(worker.nativeHandle(), endpoint.nativeHandle(), operation, send, recv,
-                    size, Handshake.DATA_TAG, params.paired(), arena);
+                    size, operation == PerfTestType.Operation.AM ? Handshake.AM_ID + 1 : Handshake.DATA_TAG,
+                    params.paired(), arena);
         }
         return nativeLoop;
     }

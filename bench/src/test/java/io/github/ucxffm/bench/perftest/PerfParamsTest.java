@@ -164,6 +164,7 @@ class PerfParamsTest {
         assertEquals(PerfParams.DEFAULT_PAIRED_BLOCK, PerfParams.parse("t", "h", "-t", "tag_lat", "--paired").paired());
         assertEquals(64, PerfParams.parse("t", "h", "--paired=64", "-t", "tag_sync_lat").paired());
         assertEquals(0, PerfParams.parse("t", "h", "-t", "stream_lat").paired());
+        assertEquals(16, PerfParams.parse("t", "h", "-t", "ucp_am_lat", "--paired=16").paired());
         PerfParams server = PerfParams.parse("t");
         byte[] message = Handshake.request(PerfParams.parse("t", "h", "-t", "stream_lat", "--paired=32"), new byte[0],
                 1);
@@ -171,7 +172,7 @@ class PerfParamsTest {
                 "the server follows the client");
         for (String[] bad : new String[][] {
                 {"t", "--paired"}, // a server
-                {"t", "h", "-t", "ucp_am_lat", "--paired"}, // no C loop for active messages
+                {"t", "h", "-t", "ucp_put_lat", "--paired"}, // no C loop with a remote key
                 {"t", "h", "-t", "tag_bw", "--paired"}, // not a ping-pong
                 {"t", "h", "-t", "am_lat", "-x", "posix", "-d", "memory", "--paired"}, // UCT
                 {"t", "h", "-t", "tag_lat", "-E", "sleep", "--paired"},

@@ -195,7 +195,7 @@ class PerfTestRunTest {
             + "[0-9.]+\\); ucx-ffm / plain FFM median ([0-9.]+)");
 
     @ParameterizedTest
-    @EnumSource(value = PerfTestType.class, names = {"TAG_LAT", "TAG_SYNC_LAT", "STREAM_LAT"})
+    @EnumSource(value = PerfTestType.class, names = {"TAG_LAT", "TAG_SYNC_LAT", "STREAM_LAT", "UCP_AM_LAT"})
     void shouldCycleBindingNativeAndPlainFfmBlocksOnOneEndpointWithPaired(PerfTestType test) throws Exception {
         String lib = pairedLibrary();
         for (String tls : List.of("shm", "tcp")) {
@@ -219,6 +219,26 @@ class PerfTestRunTest {
                 for (int g = 2; g <= 4; g++) {
                     assertTrue(Double.parseDouble(f.group(g)) > 0, f.group());
                 }
+            }
+        }
+    }
+
+    @Test
+    void shouldFetchRendezvousActiveMessagesInEveryKindOfPairedBlock() throws Exception {
+        String lib = pairedLibrary();
+        for (String tls : List.of("shm", "tcp")) {
+            try (RunnerPair pair = new RunnerPair(MAIN, Map.of("UCX_TLS", tls, NativePairedLoop.LIBRARY_VARIABLE,
+                    lib))) {
+                // 256 KiB goes by rendezvous: each kind's handler keeps the data and its waiting loop fetches it
+                RunnerPair.Outcome[] o = pair.run(List.of("-t", "ucp_am_lat", "-s", "262144", "-n", "300", "-w", "3",
+                        "--paired=50"), 90);
+                assertFinal(o, 100);
+                java.util.regex.Matcher m = PAIRED.matcher(o[0].output());
+                assertTrue(m.find(), tls + "\n" + o[0].output());
+                assertEquals("2", m.group(1), m.group());
+                java.util.regex.Matcher f = PAIRED_FFM.matcher(o[0].output());
+                assertTrue(f.find(), tls + "\n" + o[0].output());
+                assertEquals("2", f.group(1), f.group());
             }
         }
     }
