@@ -2,8 +2,10 @@ package io.github.ucxffm.bench.compare;
 
 import io.github.ucxffm.bench.compare.CompareResults.Cell;
 import io.github.ucxffm.bench.compare.CompareResults.Impl;
+import io.github.ucxffm.bench.compare.CompareResults.PairedRun;
 import io.github.ucxffm.bench.compare.CompareResults.Run;
 import io.github.ucxffm.bench.compare.CompareResults.Section;
+import io.github.ucxffm.bench.perftest.PairedBlocks;
 import io.github.ucxffm.bench.perftest.PerfFinal;
 import io.github.ucxffm.bench.perftest.PerfRunner;
 import io.github.ucxffm.bench.perftest.PerfTestType;
@@ -62,6 +64,13 @@ public final class Compare {
             new UctCase(PerfTestType.AM_BW, 4096), new UctCase(PerfTestType.PUT_BW, 8),
             new UctCase(PerfTestType.PUT_BW, 4096));
 
+    /** The tests of the paired section, at 8 bytes: the ping-pongs the runner's {@code --paired} has a C loop for. */
+    static final List<PerfTestType> PAIRED_TESTS = List.of(PerfTestType.TAG_LAT, PerfTestType.TAG_SYNC_LAT,
+            PerfTestType.STREAM_LAT, PerfTestType.UCP_AM_LAT);
+
+    /** The environment variable naming the C loop library of {@code --paired}, which the launcher builds and sets. */
+    static final String PAIRED_LIBRARY_VARIABLE = "UCXFFM_PAIRED_LIBRARY";
+
     private static final String FFM_MAIN = "io.github.ucxffm.bench.perftest.PerfTest";
     private static final List<String> JVM_FLAGS = List.of("--enable-native-access=ALL-UNNAMED",
             "-Ducxffm.leakDetection=false", "-XX:+UseSerialGC", "-Xms128m", "-Xmx256m", "-XX:-UsePerfData");
@@ -111,7 +120,7 @@ public final class Compare {
             boolean keepLogs = false;
             int retries = 1;
             List<Double> ranks = DEFAULT_RANKS;
-            List<Section> sections = List.of(Section.MAIN, Section.WAKEUP, Section.THREADS);
+            List<Section> sections = List.of(Section.MAIN, Section.WAKEUP, Section.THREADS, Section.PAIRED);
             List<String> uctTransports = List.of("posix", "tcp");
             List<UctCase> uct = DEFAULT_UCT;
             List<PerfTestType> uctTests = null;
@@ -123,6 +132,7 @@ public final class Compare {
                     tests = List.of(PerfTestType.TAG_LAT, PerfTestType.TAG_BW);
                     uct = List.of();
                     scale = 0.05;
+                    sections = List.of(Section.MAIN, Section.WAKEUP, Section.THREADS);
                     continue;
                 }
                 if (a.equals("--uct")) {
@@ -209,8 +219,8 @@ public final class Compare {
                             try {
                                 l.add(Section.valueOf(x.trim().toUpperCase(Locale.ROOT)));
                             } catch (IllegalArgumentException e) {
-                                throw new IllegalArgumentException("--sections takes main, wakeup, threads, not '"
-                                        + x + "'");
+                                throw new IllegalArgumentException("--sections takes main, wakeup, threads, paired, "
+                                        + "not '" + x + "'");
                             }
                         }
                         sections = List.copyOf(l);
@@ -322,7 +332,10 @@ public final class Compare {
               --ranks LIST       percentile ranks each latency cell runs with, one run per rank and
                                  implementation (50,99,99.9); 50 is always run
               --sections LIST    main (the sweep), wakeup (8-byte tag_lat polling and sleeping, with CPU
-                                 time), threads (8-byte tag_bw with 1 and 2 threads) (all three)
+                                 time), threads (8-byte tag_bw with 1 and 2 threads), paired (the ucx-ffm
+                                 runner's --paired at 8 B: tag_lat, tag_sync_lat, stream_lat, ucp_am_lat, each
+                                 run giving ucx-ffm, C and plain FFM on one endpoint; needs UCXFFM_PAIRED_LIBRARY,
+                                 which ./ucx-ffm bench compare builds and sets) (all four)
               --quick            one run each of tag_lat and tag_bw at 8 B and 64 KiB, few iterations, no UCT
             """;
 
@@ -416,6 +429,14 @@ public final class Compare {
         String environment = Environment.describe(implementations);
         out.println(environment);
         List<Job> jobs = plan(options);
+        if (jobs.stream().anyMatch(j -> j.cell().section() == Section.PAIRED)) {
+            String lib = System.getenv(PAIRED_LIBRARY_VARIABLE);
+            if (lib == null || !Files.isRegularFile(Path.of(lib))) {
+                throw new IOException("the paired section needs " + PAIRED_LIBRARY_VARIABLE + ", the C loop built "
+                        + "from bench/native/ucp_paired.c (./ucx-ffm bench compare builds and sets it), or leave it "
+                        + "out with --sections main,wakeup,threads");
+            }
+        }
         out.println("bench compare: " + jobs.size() + " runs into " + dir);
         out.flush();
         CompareResults results = new CompareResults();
@@ -423,15 +444,25 @@ public final class Compare {
         int n = 0;
         for (Job job : jobs) {
             n++;
-            Run r = runOne(job, ffmJar, jucxJar, logs, n, 1);
-            for (int attempt = 2; !r.ok() && attempt <= options.retries() + 1; attempt++) {
+            Outcome o = runOne(job, ffmJar, jucxJar, logs, n, 1);
+            for (int attempt = 2; !o.run().ok() && attempt <= options.retries() + 1; attempt++) {
                 err.printf(Locale.ROOT, "[%d/%d] %s %s %s %s #%d failed (%s); trying again%n", n, jobs.size(),
                         job.cell().transport(), job.cell().test().testName(),
-                        CompareResults.formatSize(job.cell().size()), job.impl().label(), job.repetition(), r.error());
-                r = runOne(job, ffmJar, jucxJar, logs, n, attempt);
+                        CompareResults.formatSize(job.cell().size()), job.impl().label(), job.repetition(),
+                        o.run().error());
+                o = runOne(job, ffmJar, jucxJar, logs, n, attempt);
             }
-            results.add(r);
-            String what = r.ok() ? progressText(job, r) : "FAILED: " + r.error();
+            Run r = o.run();
+            String what;
+            if (job.cell().section() == Section.PAIRED) {
+                results.addPaired(new PairedRun(job.cell(), job.repetition(), o.paired(), r.error(), r.seconds()));
+                what = r.ok() ? String.format(Locale.ROOT, "ffm/C %.3f, plainFFM/C %.3f, ffm/plainFFM %.3f",
+                        o.paired().bindingOverNative(), o.paired().ffmOverNative(), o.paired().bindingOverFfm())
+                        : "FAILED: " + r.error();
+            } else {
+                results.add(r);
+                what = r.ok() ? progressText(job, r) : "FAILED: " + r.error();
+            }
             err.printf(Locale.ROOT, "[%d/%d] %-4s %-11s %7s %-5s %-8s #%d: %s (%.1f s)%n", n, jobs.size(),
                     job.cell().transport(), job.cell().test().testName(), CompareResults.formatSize(job.cell().size()),
                     job.cell().mode(), job.impl().label(), job.repetition(), what, r.seconds());
@@ -445,13 +476,16 @@ public final class Compare {
         if (options.sections().contains(Section.THREADS) && options.impls().contains(Impl.JUCX)) {
             results.note(JUCX_THREADS);
         }
-        String table = results.table(options.repetitions()) + results.secondaryTables();
+        String table = results.table(options.repetitions()) + results.secondaryTables() + results.pairedTable();
         out.println();
         out.print(table);
         Files.writeString(dir.resolve("table.txt"), table, StandardCharsets.UTF_8);
         Files.writeString(dir.resolve("runs.csv"), results.runsCsv(), StandardCharsets.UTF_8);
         Files.writeString(dir.resolve("summary.csv"), results.summaryCsv(), StandardCharsets.UTF_8);
         Files.writeString(dir.resolve("stats.csv"), results.statsCsv(), StandardCharsets.UTF_8);
+        if (!results.pairedRuns().isEmpty()) {
+            Files.writeString(dir.resolve("paired.csv"), results.pairedCsv(), StandardCharsets.UTF_8);
+        }
         String after = String.format(Locale.ROOT, "finished after %.1f min; load average %s", minutes,
                 Environment.loadAverage());
         Files.writeString(dir.resolve("environment.txt"), environment + "\n" + after + "\n", StandardCharsets.UTF_8);
@@ -459,7 +493,8 @@ public final class Compare {
         out.println();
         out.println(after);
         out.println("results: " + dir);
-        long failed = results.runs().stream().filter(r -> !r.ok()).count();
+        long failed = results.runs().stream().filter(r -> !r.ok()).count()
+                + results.pairedRuns().stream().filter(r -> !r.ok()).count();
         return failed == 0 ? 0 : 2;
     }
 
@@ -540,6 +575,13 @@ public final class Compare {
                         }
                     }
                 }
+                if (options.sections().contains(Section.PAIRED) && options.impls().contains(Impl.FFM)) {
+                    for (PerfTestType test : PAIRED_TESTS) {
+                        // three kinds of block share the run: three times a main run's iterations
+                        Cell cell = new Cell(transport, test, 8, Section.PAIRED, false, 1);
+                        jobs.add(new Job(Impl.FFM, cell, rep, 3 * options.iterationsFor(transport, 8)));
+                    }
+                }
                 if (options.sections().contains(Section.THREADS)) {
                     for (int threads = 1; threads <= 2; threads++) {
                         Cell cell = new Cell(transport, PerfTestType.TAG_BW, 8, Section.THREADS, false, threads);
@@ -600,8 +642,17 @@ public final class Compare {
         live.remove(p);
     }
 
-    private Run runOne(Job job, Path ffmJar, Path jucxJar, Path logs, int number, int attempt) throws IOException,
-            InterruptedException {
+    /**
+     * A run and, for a paired run, its figures.
+     *
+     * @param run    the run
+     * @param paired the paired figures, or {@code null}
+     */
+    record Outcome(Run run, PairedBlocks.Figures paired) {
+    }
+
+    private Outcome runOne(Job job, Path ffmJar, Path jucxJar, Path logs, int number, int attempt)
+            throws IOException, InterruptedException {
         Cell cell = job.cell();
         boolean uct = cell.test().isUct();
         String tls = uct ? null : options.ucxTls(cell.transport());
@@ -614,6 +665,7 @@ public final class Compare {
         long t0 = System.nanoTime();
         String error = null;
         PerfFinal result = null;
+        PairedBlocks.Figures paired = null;
         long warmupDone = 0;
         int port = NativePerftest.freePort();
         // -E sleep and -T go to both sides: the Java servers create their context, which needs the wakeup feature for
@@ -638,6 +690,9 @@ public final class Compare {
         if (cell.sleep()) {
             serverArgs.addAll(List.of("-E", "sleep"));
             clientArgs.addAll(List.of("-E", "sleep"));
+        }
+        if (cell.section() == Section.PAIRED) {
+            clientArgs.add("--paired"); // client only: the server follows the client's request
         }
         if (cell.threads() > 1) {
             // to the server too: the Java servers' context must allow a worker per thread before the client connects
@@ -667,6 +722,9 @@ public final class Compare {
                         error = "client exited with " + client.exitValue() + ": " + NativePerftest.lastLine(text);
                     } else if (f.isEmpty()) {
                         error = "no Final: line in the client's output";
+                    } else if (cell.section() == Section.PAIRED
+                            && (paired = PairedBlocks.parse(text).orElse(null)) == null) {
+                        error = "no Paired: and Paired FFM: lines in the client's output";
                     } else {
                         result = f.get();
                         warmupDone = warmupDone(text, job.impl(), warmup);
@@ -693,8 +751,8 @@ public final class Compare {
             Files.deleteIfExists(serverLog);
             Files.deleteIfExists(clientLog);
         }
-        return new Run(job.impl(), cell, job.repetition(), job.iterations(), result, error,
-                (System.nanoTime() - t0) / 1e9, job.rank(), cpu, warmupDone, loopCpu);
+        return new Outcome(new Run(job.impl(), cell, job.repetition(), job.iterations(), result, error,
+                (System.nanoTime() - t0) / 1e9, job.rank(), cpu, warmupDone, loopCpu), paired);
     }
 
     /** The CPU time of its measured loop a Java runner printed ({@link PerfRunner#CPU_LINE}); NaN if none. */

@@ -1,5 +1,6 @@
 package io.github.ucxffm.bench.compare;
 
+import io.github.ucxffm.bench.perftest.PairedBlocks;
 import io.github.ucxffm.bench.perftest.PerfFinal;
 import io.github.ucxffm.bench.perftest.PerfTestType;
 
@@ -68,7 +69,12 @@ public final class CompareResults {
         /** Waiting: the same cell polling ({@code -E poll}) and sleeping ({@code -E sleep}), with CPU time. */
         WAKEUP,
         /** One worker per thread ({@code -T}). */
-        THREADS
+        THREADS,
+        /**
+         * The ucx-ffm runner's {@code --paired} runs: blocks through ucx-ffm, in C and through plain FFM in turn on
+         * one endpoint, each run giving all three ({@link PairedRun}); not in the main and secondary tables.
+         */
+        PAIRED
     }
 
     /**
@@ -104,6 +110,7 @@ public final class CompareResults {
                 case MAIN -> "-";
                 case WAKEUP -> sleep ? "sleep" : "poll";
                 case THREADS -> threads + " thr";
+                case PAIRED -> "paired";
             };
         }
     }
@@ -280,6 +287,7 @@ public final class CompareResults {
     }
 
     private final List<Run> runs = new ArrayList<>();
+    private final List<PairedRun> paired = new ArrayList<>();
     private final Set<Cell> cells = new LinkedHashSet<>();
 
     /**
@@ -290,6 +298,124 @@ public final class CompareResults {
     public void add(Run run) {
         runs.add(run);
         cells.add(run.cell());
+    }
+
+    /**
+     * One {@code --paired} run of the ucx-ffm runner.
+     *
+     * @param cell       the cell (section {@link Section#PAIRED})
+     * @param repetition 1, 2, 3...
+     * @param figures    what its client printed, or {@code null} if it failed
+     * @param error      why it failed, or {@code null}
+     * @param seconds    wall time of the run
+     */
+    public record PairedRun(Cell cell, int repetition, PairedBlocks.Figures figures, String error, double seconds) {
+        /**
+         * Whether the run gave its figures.
+         *
+         * @return {@code true} when it did
+         */
+        public boolean ok() {
+            return figures != null;
+        }
+    }
+
+    /**
+     * Records a paired run.
+     *
+     * @param run the run
+     */
+    public void addPaired(PairedRun run) {
+        paired.add(run);
+    }
+
+    /**
+     * Every paired run, in order.
+     *
+     * @return the runs
+     */
+    public List<PairedRun> pairedRuns() {
+        return List.copyOf(paired);
+    }
+
+    private static final String PAIRED_FORMAT = "%-9s %-12s %8s %9s %9s %9s %9s %12s %14s%n";
+
+    /**
+     * The paired table: one row per cell with the medians over its runs of each kind's one-way p50 and of the
+     * three ratios; failed runs are left out and counted.
+     *
+     * @return the table under its caption, or an empty string without paired runs
+     */
+    public String pairedTable() {
+        if (paired.isEmpty()) {
+            return "";
+        }
+        StringBuilder b = new StringBuilder("""
+
+                Paired (--paired): one run of the ucx-ffm runner per repetition whose ping-pong goes through
+                blocks of 1000 round trips of three kinds in turn on one worker and endpoint: ucx-ffm, the same
+                loop in C, and the C loop's calls made from Java through plain FFM downcalls. One-way p50 in us
+                and ratios of the blocks of a turn, medians over the repetitions; the machine's slow and fast
+                modes move the three kinds alike. plainFFM/C: what calling UCX from Java costs at all;
+                ffm/plainFFM: the binding's own work.
+                """);
+        b.append(String.format(Locale.ROOT, PAIRED_FORMAT, "transport", "test", "size", "ucx-ffm", "C",
+                "plainFFM", "ffm/C", "plainFFM/C", "ffm/plainFFM"));
+        Set<Cell> seen = new LinkedHashSet<>();
+        for (PairedRun r : paired) {
+            seen.add(r.cell());
+        }
+        for (Cell c : seen) {
+            List<PairedBlocks.Figures> f = paired.stream().filter(r -> r.cell().equals(c) && r.ok())
+                    .map(PairedRun::figures).toList();
+            long failed = paired.stream().filter(r -> r.cell().equals(c) && !r.ok()).count();
+            String suffix = failed == 0 ? "" : "  (" + failed + " failed)";
+            if (f.isEmpty()) {
+                b.append(String.format(Locale.ROOT, "%-9s %-12s %8s  no run gave its figures%s%n", c.transport(),
+                        c.test().testName(), formatSize(c.size()), suffix));
+                continue;
+            }
+            b.append(String.format(Locale.ROOT, PAIRED_FORMAT.replace("%n", "") + "%s%n", c.transport(),
+                    c.test().testName(), formatSize(c.size()),
+                    String.format(Locale.ROOT, "%.3f", medianOf(f, PairedBlocks.Figures::bindingMicros)),
+                    String.format(Locale.ROOT, "%.3f", medianOf(f, PairedBlocks.Figures::nativeMicros)),
+                    String.format(Locale.ROOT, "%.3f", medianOf(f, PairedBlocks.Figures::ffmMicros)),
+                    String.format(Locale.ROOT, "%.3f", medianOf(f, PairedBlocks.Figures::bindingOverNative)),
+                    String.format(Locale.ROOT, "%.3f", medianOf(f, PairedBlocks.Figures::ffmOverNative)),
+                    String.format(Locale.ROOT, "%.3f", medianOf(f, PairedBlocks.Figures::bindingOverFfm)), suffix));
+        }
+        return b.toString();
+    }
+
+    private static double medianOf(List<PairedBlocks.Figures> figures,
+                                   java.util.function.ToDoubleFunction<PairedBlocks.Figures> value) {
+        double[] v = figures.stream().mapToDouble(value).sorted().toArray();
+        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+    }
+
+    /**
+     * The paired runs as CSV: one row per run.
+     *
+     * @return the CSV, with a header
+     */
+    public String pairedCsv() {
+        StringBuilder b = new StringBuilder("transport,test,size,repetition,ffm_p50_us,native_p50_us,"
+                + "plain_ffm_p50_us,ffm_over_native,plain_ffm_over_native,ffm_over_plain_ffm,seconds,error\n");
+        for (PairedRun r : paired) {
+            PairedBlocks.Figures f = r.figures();
+            b.append(r.cell().transport()).append(',').append(r.cell().test().testName()).append(',')
+                    .append(r.cell().size()).append(',').append(r.repetition()).append(',');
+            if (f != null) {
+                b.append(String.format(Locale.ROOT, "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f", f.bindingMicros(),
+                        f.nativeMicros(), f.ffmMicros(), f.bindingOverNative(), f.ffmOverNative(),
+                        f.bindingOverFfm()));
+            } else {
+                b.append(",,,,,");
+            }
+            b.append(String.format(Locale.ROOT, ",%.1f,", r.seconds()))
+                    .append(r.error() == null ? "" : '"' + r.error().replace('"', '\'') + '"').append('\n');
+        }
+        return b.toString();
     }
 
     /**
@@ -507,6 +633,9 @@ public final class CompareResults {
      * @return the table, lines ending in {@code \n}
      */
     public String table(int repetitions) {
+        if (cells().isEmpty() && !paired.isEmpty()) {
+            return ""; // a paired section alone: its own table says it all
+        }
         StringBuilder b = new StringBuilder();
         b.append("Medians of ").append(repetitions).append(repetitions == 1 ? " run" : " runs")
                 .append(" per implementation. Latency tests: p50 one-way latency in us (lower is better);\n")
@@ -557,6 +686,7 @@ public final class CompareResults {
             case MAIN -> isLatency(cell.test()) ? List.of(Stat.AVG, Stat.P99, Stat.P999) : List.of(Stat.AVG);
             case WAKEUP -> List.of(Stat.P50, Stat.AVG, Stat.CPU, Stat.LOOP_CPU);
             case THREADS -> List.of(Stat.RATE, Stat.AVG);
+            case PAIRED -> List.of(); // its own table: pairedTable()
         };
     }
 

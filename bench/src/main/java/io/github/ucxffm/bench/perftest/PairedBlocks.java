@@ -2,6 +2,9 @@ package io.github.ucxffm.bench.perftest;
 
 import java.util.Arrays;
 import java.util.Locale;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The figures of a paired run ({@code --paired}): the client's ping-pong goes through blocks of {@link #blockSize()}
@@ -241,6 +244,45 @@ public final class PairedBlocks {
         return String.format(Locale.ROOT, "%s %d turns; one-way p50 plain FFM %.3f us; plain FFM / native median %s; "
                         + "%s / plain FFM median %s", FFM_LINE, ffm.length, medianMicros(Kind.FFM),
                 medianAndQuartiles(ffm), bindingName, medianAndQuartiles(own));
+    }
+
+    /**
+     * What a paired client's two lines say ({@link #line}, {@link #ffmLine}): each kind's median one-way p50 and
+     * the median ratios of its turns.
+     *
+     * @param bindingMicros      the binding's one-way p50 (us)
+     * @param nativeMicros       the C loop's
+     * @param ffmMicros          the plain FFM loop's
+     * @param bindingOverNative  median binding / C
+     * @param ffmOverNative      median plain FFM / C
+     * @param bindingOverFfm     median binding / plain FFM
+     */
+    public record Figures(double bindingMicros, double nativeMicros, double ffmMicros, double bindingOverNative,
+                          double ffmOverNative, double bindingOverFfm) {
+    }
+
+    private static final String NUMBER = "([0-9]+(?:\\.[0-9]+)?)";
+    private static final Pattern PAIRED_LINE = Pattern.compile(Pattern.quote(LINE) + " \\d+ pairs of \\d+ round "
+            + "trips; one-way p50 \\S+ " + NUMBER + " us, native " + NUMBER + " us; ratio per pair median " + NUMBER);
+    private static final Pattern FFM_LINE_PATTERN = Pattern.compile(Pattern.quote(FFM_LINE) + " \\d+ turns; "
+            + "one-way p50 plain FFM " + NUMBER + " us; plain FFM / native median " + NUMBER + " \\(quartiles "
+            + NUMBER + " to " + NUMBER + "\\); \\S+ / plain FFM median " + NUMBER);
+
+    /**
+     * Reads the figures of a paired client's output.
+     *
+     * @param output the client's output
+     * @return the figures, or empty when either line is missing or says no pair was complete
+     */
+    public static Optional<Figures> parse(String output) {
+        Matcher p = PAIRED_LINE.matcher(output);
+        Matcher f = FFM_LINE_PATTERN.matcher(output);
+        if (!p.find() || !f.find()) {
+            return Optional.empty();
+        }
+        return Optional.of(new Figures(Double.parseDouble(p.group(1)), Double.parseDouble(p.group(2)),
+                Double.parseDouble(f.group(1)), Double.parseDouble(p.group(3)), Double.parseDouble(f.group(2)),
+                Double.parseDouble(f.group(5))));
     }
 
     private static String medianAndQuartiles(double[] sorted) {

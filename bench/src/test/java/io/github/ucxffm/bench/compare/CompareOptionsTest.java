@@ -158,6 +158,27 @@ class CompareOptionsTest {
     }
 
     @Test
+    void shouldPlanOnePairedRunOfUcxFfmPerPingPongAndTransport() {
+        Compare.Options o = Compare.Options.parse("--reps", "2", "--transports", "shm,tcp");
+        assertTrue(o.sections().contains(CompareResults.Section.PAIRED), "in the default sections");
+        List<Compare.Job> paired = Compare.plan(o).stream()
+                .filter(j -> j.cell().section() == CompareResults.Section.PAIRED).toList();
+        // four ping-pongs over two transports, twice; ucx-ffm alone (the C and plain FFM loops run inside its run)
+        assertEquals(16, paired.size());
+        assertTrue(paired.stream().allMatch(j -> j.impl() == Impl.FFM && j.cell().size() == 8));
+        assertEquals(List.of(PerfTestType.TAG_LAT, PerfTestType.TAG_SYNC_LAT, PerfTestType.STREAM_LAT,
+                PerfTestType.UCP_AM_LAT), paired.stream().filter(j -> j.repetition() == 1
+                && j.cell().transport().equals("tcp")).map(j -> j.cell().test()).toList());
+        // three kinds of block share a run: three times the iterations of the main sweep's cell
+        assertEquals(3 * o.iterationsFor("shm", 8), paired.get(0).iterations());
+        assertEquals("paired", paired.get(0).cell().mode());
+        assertTrue(Compare.plan(Compare.Options.parse("--quick")).stream()
+                .noneMatch(j -> j.cell().section() == CompareResults.Section.PAIRED), "not in --quick");
+        assertTrue(Compare.plan(Compare.Options.parse("--sections", "paired", "--impls", "native,jucx")).isEmpty(),
+                "needs ucx-ffm");
+    }
+
+    @Test
     void shouldSeeAnEstablishedConnectionAndReadCpuTimesFromProc() {
         List<String> table = List.of(
                 "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode",

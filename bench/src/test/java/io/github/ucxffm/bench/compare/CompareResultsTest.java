@@ -3,6 +3,7 @@ package io.github.ucxffm.bench.compare;
 import io.github.ucxffm.bench.compare.CompareResults.Cell;
 import io.github.ucxffm.bench.compare.CompareResults.Impl;
 import io.github.ucxffm.bench.compare.CompareResults.Run;
+import io.github.ucxffm.bench.perftest.PairedBlocks;
 import io.github.ucxffm.bench.perftest.PerfFinal;
 import io.github.ucxffm.bench.perftest.PerfTestType;
 import org.junit.jupiter.api.Test;
@@ -119,6 +120,31 @@ class CompareResultsTest {
         assertTrue(summary.contains("shm,tag_lat,8,p50_latency_us,0.1100,0.2200,0.4000,2.0000,0.5500,0.1000,0.2100,"
                 + "2.1000"),
                 r.summaryCsv());
+    }
+
+    @Test
+    void shouldTabulateThePairedRunsMediansAndCountTheFailedOnes() {
+        CompareResults r = new CompareResults();
+        assertEquals("", r.pairedTable(), "no paired runs, no table");
+        Cell tag = new Cell("shm", PerfTestType.TAG_LAT, 8, CompareResults.Section.PAIRED, false, 1);
+        Cell am = new Cell("shm", PerfTestType.UCP_AM_LAT, 8, CompareResults.Section.PAIRED, false, 1);
+        r.addPaired(new CompareResults.PairedRun(tag, 1, new PairedBlocks.Figures(0.64, 0.56, 0.63, 1.15, 1.12,
+                1.02), null, 12.0));
+        r.addPaired(new CompareResults.PairedRun(tag, 2, new PairedBlocks.Figures(0.60, 0.50, 0.55, 1.20, 1.10,
+                1.09), null, 12.0));
+        r.addPaired(new CompareResults.PairedRun(tag, 3, new PairedBlocks.Figures(0.70, 0.60, 0.70, 1.10, 1.30,
+                0.99), null, 12.0));
+        r.addPaired(new CompareResults.PairedRun(am, 1, null, "timed out after 120 s", 120.0));
+        String table = r.pairedTable();
+        // each column's own median: 0.64, 0.56, 0.63, 1.15, 1.12, 1.02
+        assertTrue(table.lines().anyMatch(l -> l.matches("shm\\s+tag_lat\\s+8 B\\s+0\\.640\\s+0\\.560\\s+0\\.630"
+                + "\\s+1\\.150\\s+1\\.120\\s+1\\.020")), table);
+        assertTrue(table.lines().anyMatch(l -> l.contains("ucp_am_lat") && l.contains("no run gave its figures")
+                && l.contains("(1 failed)")), table);
+        String csv = r.pairedCsv();
+        assertEquals(5, csv.lines().count(), csv);
+        assertTrue(csv.contains("shm,tag_lat,8,2,0.600,0.500,0.550,1.200,1.100,1.090,12.0,"), csv);
+        assertTrue(csv.contains("shm,ucp_am_lat,8,1,,,,,,,120.0,\"timed out after 120 s\""), csv);
     }
 
     @Test

@@ -75,6 +75,12 @@ class PairedBlocksTest {
         assertArrayEquals(new double[] {1.5, 1.5}, direct, 1e-12);
         assertEquals(0.4, b.medianMicros(FFM), 1e-12, "the upper median of 0.25 and 0.4");
         String line = b.ffmLine("ucx-ffm");
+        PairedBlocks.Figures f = PairedBlocks.parse("Final: ...\n" + b.line("ucx-ffm") + "\n" + line + "\n")
+                .orElseThrow();
+        assertEquals(new PairedBlocks.Figures(0.45, 0.3, 0.4, 1.5, 1.333, 1.2), f, "read back as printed");
+        assertTrue(PairedBlocks.parse(b.line("ucx-ffm")).isEmpty(), "one line alone");
+        assertTrue(PairedBlocks.parse(new PairedBlocks(3, 1).line("x") + "\n" + new PairedBlocks(3, 1).ffmLine("x"))
+                .isEmpty(), "no complete pair");
         assertEquals(PairedBlocks.FFM_LINE + " 2 turns; one-way p50 plain FFM 0.400 us; plain FFM / native median "
                 + "1.333 (quartiles 1.250 to 1.333); ucx-ffm / plain FFM median 1.200 (quartiles 1.125 to 1.200)",
                 line);
