@@ -229,6 +229,8 @@ int main(int argc, char **argv)
     }
 
     run("TagBenchmark.tagSendReceive8", tag_send_receive8, iterations);
+    /* plainFfmTagSendReceive8 makes this loop's calls from Java: its C counterpart is the same loop, run again */
+    run("TagBenchmark.plainFfmTagSendReceive8", tag_send_receive8, iterations);
     run("TagBenchmark.progressIdle", progress_idle, iterations);
     run("TagBenchmark.pollInFlight", poll_in_flight, iterations);
     run("RmaAmBenchmark.amSend8", am_send8, iterations);

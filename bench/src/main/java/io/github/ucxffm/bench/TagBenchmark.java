@@ -54,6 +54,9 @@ public class TagBenchmark extends BenchmarkBase {
     private static final byte INPROGRESS = (byte) ucx_h.UCS_INPROGRESS();
     private static final MethodHandle CHECK = LINKER.downcallHandle(ucx_h.ucp_request_check_status$address(),
             FunctionDescriptor.of(JAVA_BYTE, JAVA_LONG), Linker.Option.critical(false));
+    private static final MethodHandle TAG_RECV_TEST = LINKER.downcallHandle(
+            ucx_h.ucp_tag_recv_request_test$address(), FunctionDescriptor.of(JAVA_BYTE, JAVA_LONG, JAVA_LONG),
+            Linker.Option.critical(false));
     private static final MethodHandle FREE = LINKER.downcallHandle(ucx_h.ucp_request_free$address(),
             FunctionDescriptor.ofVoid(JAVA_LONG), Linker.Option.critical(false));
     private MethodHandle progress;
@@ -65,6 +68,7 @@ public class TagBenchmark extends BenchmarkBase {
     private long outAddress;
     private long inAddress;
     private long plainParam;
+    private long tagInfo;
 
     @Setup(Level.Trial)
     public void setUp() {
@@ -96,6 +100,7 @@ public class TagBenchmark extends BenchmarkBase {
         outAddress = out.address();
         inAddress = in.address();
         plainParam = io.github.ucxffm.bindings.ucp_request_param_t.allocate(arena).address();
+        tagInfo = io.github.ucxffm.bindings.ucp_tag_recv_info.allocate(arena).address();
     }
 
     @TearDown(Level.Trial)
@@ -129,9 +134,9 @@ public class TagBenchmark extends BenchmarkBase {
 
     /** {@code progress()} with nothing to do: the floor of every polling loop. */
     /**
-     * {@link #tagSendReceive8}'s UCX calls made through plain downcalls with none of the binding's code (raw
-     * addresses; critical when the binding's are): the floor any Java binding stands on, so that the difference to
-     * {@link #tagSendReceive8} is the binding's own work. On UCX 1.13 the binding takes an arrived message with a
+     * The C loop of {@link #tagSendReceive8} ({@code bench/native/ucp_loops.c}), call for call, through plain
+     * downcalls with none of the binding's code (raw addresses; critical when the binding's are): the floor any Java
+     * binding stands on, so that the difference to {@link #tagSendReceive8} is the binding's own work. On UCX 1.13 the binding takes an arrived message with a
      * probe first (its receive information), which this loop, reading no tag, does not need.
      *
      * @return the receive's status
@@ -149,7 +154,8 @@ public class TagBenchmark extends BenchmarkBase {
             if (sendStatus == INPROGRESS && (sendStatus = (byte) CHECK.invokeExact(sent)) != INPROGRESS) {
                 FREE.invokeExact(sent);
             }
-            if (recvStatus == INPROGRESS && (recvStatus = (byte) CHECK.invokeExact(recv)) != INPROGRESS) {
+            if (recvStatus == INPROGRESS && (recvStatus = (byte) TAG_RECV_TEST.invokeExact(recv, tagInfo))
+                    != INPROGRESS) {
                 FREE.invokeExact(recv);
             }
         }
