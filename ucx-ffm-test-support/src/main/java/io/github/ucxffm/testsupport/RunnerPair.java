@@ -39,8 +39,14 @@ public final class RunnerPair implements AutoCloseable {
         this.environment = environment;
     }
 
+    /** How many free ports a run tries before it reports a server that could not listen. */
+    private static final int PORT_ATTEMPTS = 3;
+    /** What a runner says when its port was taken between {@link #freePort()} and its bind. */
+    private static final String PORT_TAKEN = "Address already in use";
+
     /**
-     * A port no one listens on now.
+     * A port no one listens on now. Another socket may take it before the caller binds it (it is an ephemeral
+     * port); {@link #run} tries another when its server says so.
      *
      * @return the port
      * @throws IOException if no socket can be bound
@@ -92,17 +98,28 @@ public final class RunnerPair implements AutoCloseable {
      * @throws Exception if a process cannot be started or waited for
      */
     public Outcome[] run(List<String> serverArgs, List<String> clientArgs, int seconds) throws Exception {
-        int port = freePort();
-        List<String> serverCommand = new ArrayList<>(List.of("-p", Integer.toString(port)));
-        serverCommand.addAll(serverArgs);
-        ChildProcess server = start("server", serverCommand);
-        try {
-            server.awaitOutput("Waiting for connection", 30);
-        } catch (AssertionError notListening) {
-            // the test asserts on the outcomes: a server that never listened shows its status and output there
-            boolean ended = server.awaitExit(1);
-            close();
-            return new Outcome[] {new Outcome(-1, "(client not started)"), outcome(server, ended)};
+        int port;
+        ChildProcess server;
+        for (int attempt = 1; ; attempt++) {
+            port = freePort();
+            List<String> serverCommand = new ArrayList<>(List.of("-p", Integer.toString(port)));
+            serverCommand.addAll(serverArgs);
+            server = start("server", serverCommand);
+            try {
+                server.awaitOutput("Waiting for connection", 30);
+                break;
+            } catch (AssertionError notListening) {
+                boolean ended = server.awaitExit(1);
+                if (attempt < PORT_ATTEMPTS && ended && server.output().contains(PORT_TAKEN)) {
+                    // another socket took the free port between freePort() and the server's bind: take another
+                    server.close();
+                    processes.remove(server);
+                    continue;
+                }
+                // the test asserts on the outcomes: a server that never listened shows its status and output there
+                close();
+                return new Outcome[] {new Outcome(-1, "(client not started)"), outcome(server, ended)};
+            }
         }
         List<String> args = new ArrayList<>(List.of("127.0.0.1", "-p", Integer.toString(port)));
         args.addAll(clientArgs);
