@@ -132,12 +132,12 @@ public class TagBenchmark extends BenchmarkBase {
         return receiver.receivedLength();
     }
 
-    /** {@code progress()} with nothing to do: the floor of every polling loop. */
     /**
      * The C loop of {@link #tagSendReceive8} ({@code bench/native/ucp_loops.c}), call for call, through plain
      * downcalls with none of the binding's code (raw addresses; critical when the binding's are): the floor any Java
-     * binding stands on, so that the difference to {@link #tagSendReceive8} is the binding's own work. On UCX 1.13 the binding takes an arrived message with a
-     * probe first (its receive information), which this loop, reading no tag, does not need.
+     * binding stands on, so that the difference to {@link #tagSendReceive8} is the binding's own work. On UCX 1.13
+     * the binding takes an arrived message with a probe first (its receive information), which this loop, reading
+     * no tag, does not need.
      *
      * @return the receive's status
      * @throws Throwable from a downcall
@@ -162,6 +162,7 @@ public class TagBenchmark extends BenchmarkBase {
         return recvStatus;
     }
 
+    /** {@code progress()} with nothing to do: the floor of every polling loop. */
     @Benchmark
     public int progressIdle() {
         return sender.progress();

@@ -575,8 +575,8 @@ public abstract class PerfRunner implements AutoCloseable {
         if (pairedStamps == null) {
             pairedStamps = new long[b];
         }
-        return new PairedBlocks(b, (int) Math.min(PAIRED_PREALLOCATED, iterations / b / PairedBlocks.Kind.values().length
-                + 1));
+        int kinds = PairedBlocks.Kind.values().length;
+        return new PairedBlocks(b, (int) Math.min(PAIRED_PREALLOCATED, iterations / b / kinds + 1));
     }
 
     /**

@@ -121,9 +121,9 @@ public final class PerfTest extends PerfRunner {
     private final boolean sleepable;
     /** The report of a client thread, read by the first thread for the aggregate. */
     private PerfReport report;
-    /** The C half of a paired run, made at its first native block. */
+    /** The C loop of a paired run, made when the test is prepared (before the peer can send). */
     private NativePairedLoop nativeLoop;
-    /** The plain FFM loop of a paired run, made at its first block. */
+    /** The plain FFM loop of a paired run, made with the C loop. */
     private FfmPairedLoop ffmLoop;
 
     /**
