@@ -339,6 +339,11 @@ public final class CompareResults {
     }
 
     private static final String PAIRED_FORMAT = "%-9s %-12s %8s %9s %9s %9s %9s %12s %14s%n";
+    /** The figures of a paired run, in the order of the table's and the CSV's columns. */
+    private static final List<java.util.function.ToDoubleFunction<PairedBlocks.Figures>> PAIRED_COLUMNS = List.of(
+            PairedBlocks.Figures::bindingMicros, PairedBlocks.Figures::nativeMicros, PairedBlocks.Figures::ffmMicros,
+            PairedBlocks.Figures::bindingOverNative, PairedBlocks.Figures::ffmOverNative,
+            PairedBlocks.Figures::bindingOverFfm);
 
     /**
      * The paired table: one row per cell with the medians over its runs of each kind's one-way p50 and of the
@@ -375,22 +380,15 @@ public final class CompareResults {
                         c.test().testName(), formatSize(c.size()), suffix));
                 continue;
             }
-            b.append(String.format(Locale.ROOT, PAIRED_FORMAT.replace("%n", "") + "%s%n", c.transport(),
-                    c.test().testName(), formatSize(c.size()),
-                    String.format(Locale.ROOT, "%.3f", medianOf(f, PairedBlocks.Figures::bindingMicros)),
-                    String.format(Locale.ROOT, "%.3f", medianOf(f, PairedBlocks.Figures::nativeMicros)),
-                    String.format(Locale.ROOT, "%.3f", medianOf(f, PairedBlocks.Figures::ffmMicros)),
-                    String.format(Locale.ROOT, "%.3f", medianOf(f, PairedBlocks.Figures::bindingOverNative)),
-                    String.format(Locale.ROOT, "%.3f", medianOf(f, PairedBlocks.Figures::ffmOverNative)),
-                    String.format(Locale.ROOT, "%.3f", medianOf(f, PairedBlocks.Figures::bindingOverFfm)), suffix));
+            List<Object> row = new ArrayList<>(List.of(c.transport(), c.test().testName(), formatSize(c.size())));
+            for (java.util.function.ToDoubleFunction<PairedBlocks.Figures> column : PAIRED_COLUMNS) {
+                double m = median(f.stream().mapToDouble(column).toArray()).getAsDouble();
+                row.add(String.format(Locale.ROOT, "%.3f", m));
+            }
+            row.add(suffix);
+            b.append(String.format(Locale.ROOT, PAIRED_FORMAT.replace("%n", "") + "%s%n", row.toArray()));
         }
         return b.toString();
-    }
-
-    private static double medianOf(List<PairedBlocks.Figures> figures,
-                                   java.util.function.ToDoubleFunction<PairedBlocks.Figures> value) {
-        double[] v = figures.stream().mapToDouble(value).sorted().toArray();
-        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
     }
 
     /**
@@ -405,15 +403,11 @@ public final class CompareResults {
             PairedBlocks.Figures f = r.figures();
             b.append(r.cell().transport()).append(',').append(r.cell().test().testName()).append(',')
                     .append(r.cell().size()).append(',').append(r.repetition()).append(',');
-            if (f != null) {
-                b.append(String.format(Locale.ROOT, "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f", f.bindingMicros(),
-                        f.nativeMicros(), f.ffmMicros(), f.bindingOverNative(), f.ffmOverNative(),
-                        f.bindingOverFfm()));
-            } else {
-                b.append(",,,,,");
+            for (java.util.function.ToDoubleFunction<PairedBlocks.Figures> column : PAIRED_COLUMNS) {
+                b.append(f == null ? "" : String.format(Locale.ROOT, "%.3f", column.applyAsDouble(f))).append(',');
             }
-            b.append(String.format(Locale.ROOT, ",%.1f,", r.seconds()))
-                    .append(r.error() == null ? "" : '"' + r.error().replace('"', '\'') + '"').append('\n');
+            b.append(String.format(Locale.ROOT, "%.1f,", r.seconds()))
+                    .append(r.error() == null ? "" : csvText(r.error())).append('\n');
         }
         return b.toString();
     }
