@@ -139,6 +139,8 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     private int dataFlags = -1;
     /** Whether every lane of the endpoint is UCX's tcp transport; set with {@link #dataFlags}. */
     private boolean tcpAlone;
+    /** The largest data message; set with {@link #dataFlags}. */
+    private int messageLimit;
     /** Closed while sends were in flight: the endpoint, closed when the last of them completes. */
     private UcpEndpoint closeAfterSends;
 
@@ -599,8 +601,9 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         if (!connected || eosSent || ep == null) {
             return; // an accepted channel before its client's hello: written once the peer is known
         }
+        dataFlags(); // decides the message limit too
         while (!in.isEmpty() && sendCredit > 0) {
-            int limit = (int) Math.min(sendCredit, handler.config().maxMessageBytes());
+            int limit = (int) Math.min(sendCredit, messageLimit);
             if (in.current() instanceof FileRegion region) {
                 writeRegion(in, region, limit);
                 continue;
@@ -688,20 +691,33 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
 
     /**
      * The send flags of this connection's data messages, chosen before the first one
-     * ({@link UcxTransportConfig.DataProtocol}).
+     * ({@link UcxTransportConfig.DataProtocol}), and with them the largest data message: the config's, and over tcp
+     * alone with eager data no more than UCX sends in one fragment ({@link UcxTransportConfig#tcpMessageBytes()}).
      */
     private int dataFlags() {
         int f = dataFlags;
         if (f < 0) {
+            UcxTransportConfig config = handler.config();
             tcpAlone = tcpAlone(lanes());
-            f = switch (handler.config().dataProtocol()) {
+            f = switch (config.dataProtocol()) {
                 case EAGER -> UcpAmSendFlags.EAGER;
                 case BY_SIZE -> UcpAmSendFlags.NONE;
                 case AUTOMATIC -> tcpAlone ? UcpAmSendFlags.EAGER : UcpAmSendFlags.NONE;
             };
+            messageLimit = tcpAlone && f == UcpAmSendFlags.EAGER
+                    ? Math.min(config.maxMessageBytes(), config.tcpMessageBytes()) : config.maxMessageBytes();
             dataFlags = f;
         }
         return f;
+    }
+
+    /**
+     * The largest data message this channel sends, once its first has been sent; 0 before.
+     *
+     * @return bytes
+     */
+    int messageLimit() {
+        return messageLimit;
     }
 
     /** The transports of the endpoint's lanes; none when UCX's description cannot be had (a diagnostic print). */

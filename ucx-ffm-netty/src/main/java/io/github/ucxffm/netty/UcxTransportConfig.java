@@ -4,6 +4,7 @@ import io.github.ucxffm.UcxVersion;
 
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
@@ -37,6 +38,12 @@ import java.util.function.Function;
  * eager message over tcp in fragments of that size, each a socket call and a message to reassemble: with 8K, 64 KiB
  * echoes over tcp ran at half the rate they reach with 64K, and at half of UCX 1.13's, which sends them in one call
  * (and refuses the option set this way, with a warning).
+ * <p>
+ * Over tcp alone, data messages are cut to fit one of UCX's tcp segments ({@link #tcpMessageBytes()}): UCP sends a
+ * larger eager message in fragments and reassembles it on the receiving side in memory it allocates for each message,
+ * one more copy of every byte before the transport's own. The segment is UCX's receive segment
+ * ({@code TCP_RX_SEG_SIZE}, 64K unless set), and on UCX 1.18 and later no larger than the send segment
+ * ({@code TCP_TX_SEG_SIZE}).
  */
 public final class UcxTransportConfig {
 
@@ -44,6 +51,16 @@ public final class UcxTransportConfig {
     static final String TCP_SEGMENT = "TCP_TX_SEG_SIZE";
     /** Its value when neither the config nor the environment gives one. */
     static final String TCP_SEGMENT_DEFAULT = "64k";
+
+    /** The UCX option of the tcp transport's receive segment, and its value when nothing sets it (1.13 to 1.23). */
+    static final String TCP_RX_SEGMENT = "TCP_RX_SEG_SIZE";
+    static final long TCP_RX_SEGMENT_UCX_DEFAULT = 64 << 10;
+    /** UCX's own send segment over tcp, where neither the transport's default nor the user sets one. */
+    static final long TCP_TX_SEGMENT_UCX_DEFAULT = 8 << 10;
+    /** What a data message over tcp leaves of a segment for the headers of UCT, UCP and the transport. */
+    static final int TCP_SEGMENT_HEADROOM = 512;
+    /** The smallest cut of a data message over tcp, however small the segment. */
+    static final int TCP_MESSAGE_MIN = 1024;
 
     /** The system property that gives the default of {@link Builder#spinNanos(long)}. */
     public static final String SPIN_NANOS_PROPERTY = "io.github.ucxffm.netty.spinNanos";
@@ -57,6 +74,8 @@ public final class UcxTransportConfig {
     private final int maxMessageBytes;
     private final long spinNanos;
     private final DataProtocol dataProtocol;
+    /** {@link #tcpMessageBytes()}, worked out on first use; 0 before. */
+    private volatile int tcpMessageBytes;
 
     /** How a channel's data messages travel: eager (the data with the message) or by rendezvous (fetched). */
     public enum DataProtocol {
@@ -102,6 +121,71 @@ public final class UcxTransportConfig {
             return Map.of();
         }
         return Map.of(TCP_SEGMENT, TCP_SEGMENT_DEFAULT);
+    }
+
+    /**
+     * The largest data message that UCX sends over tcp in one fragment: {@link #TCP_SEGMENT_HEADROOM} less than the
+     * tcp segment of the contexts, which is the receive segment and, on UCX 1.18 and later, no larger than the send
+     * segment. Each comes from {@code contextOptions} (on 1.18 and later only: UCX 1.13 refuses its transports'
+     * options set through the context, with a warning), else from the environment ({@code UCX_}<i>key</i>), else
+     * UCX's default. A value UCX would not parse counts as the default (UCX then refuses it itself).
+     *
+     * @param contextOptions what a context gets ({@link #contextOptions()})
+     * @param environment    the environment's variables by name
+     * @param ucx            the UCX release the contexts run on
+     * @return bytes, at least {@link #TCP_MESSAGE_MIN}
+     */
+    static int tcpMessageBytes(Map<String, String> contextOptions, Function<String, String> environment,
+                               UcxVersion ucx) {
+        boolean optionsReachUcx = ucx.atLeast(1, 18);
+        long segment = segmentBytes(TCP_RX_SEGMENT, TCP_RX_SEGMENT_UCX_DEFAULT, contextOptions, optionsReachUcx,
+                environment);
+        if (ucx.atLeast(1, 18)) { // eager messages over tcp go in send segments there
+            segment = Math.min(segment, segmentBytes(TCP_SEGMENT, TCP_TX_SEGMENT_UCX_DEFAULT, contextOptions,
+                    optionsReachUcx, environment));
+        }
+        return (int) Math.max(TCP_MESSAGE_MIN, Math.min(Integer.MAX_VALUE, segment - TCP_SEGMENT_HEADROOM));
+    }
+
+    private static long segmentBytes(String key, long ucxDefault, Map<String, String> options,
+                                      boolean optionsReachUcx, Function<String, String> environment) {
+        String value = optionsReachUcx ? options.get(key) : null;
+        if (value == null) {
+            value = environment.apply("UCX_" + key);
+        }
+        long bytes = value == null ? -1 : parseUcxBytes(value);
+        return bytes > 0 ? bytes : ucxDefault;
+    }
+
+    /**
+     * A size as UCX writes one ({@code 65536}, {@code 64k}, {@code 64K}, {@code 64kb}, {@code 1m}, {@code 1g}), or -1
+     * when it is not one.
+     *
+     * @param value the text
+     * @return the bytes, or -1
+     */
+    static long parseUcxBytes(String value) {
+        String v = value.trim().toLowerCase(Locale.ROOT);
+        if (v.endsWith("b")) {
+            v = v.substring(0, v.length() - 1);
+        }
+        int shift = 0;
+        if (!v.isEmpty()) {
+            switch (v.charAt(v.length() - 1)) {
+                case 'k' -> shift = 10;
+                case 'm' -> shift = 20;
+                case 'g' -> shift = 30;
+                default -> {
+                }
+            }
+        }
+        if (shift != 0) {
+            v = v.substring(0, v.length() - 1);
+        }
+        if (v.isEmpty() || v.length() > 12 || !v.chars().allMatch(Character::isDigit)) {
+            return -1;
+        }
+        return Long.parseLong(v) << shift;
     }
 
     /**
@@ -178,6 +262,22 @@ public final class UcxTransportConfig {
      */
     public int maxMessageBytes() {
         return maxMessageBytes;
+    }
+
+    /**
+     * The largest data message a channel whose lanes are all UCX's tcp transport sends when its data goes eager: what
+     * UCX sends in one fragment, so that neither side handles a message in pieces (see the class comment). A write is
+     * cut at the smaller of this and {@link #maxMessageBytes()} there.
+     *
+     * @return bytes, for the UCX loaded in this process and this process's environment
+     */
+    public int tcpMessageBytes() {
+        int n = tcpMessageBytes;
+        if (n == 0) {
+            n = tcpMessageBytes(contextOptions(), System::getenv, UcxVersion.runtime());
+            tcpMessageBytes = n;
+        }
+        return n;
     }
 
     /**

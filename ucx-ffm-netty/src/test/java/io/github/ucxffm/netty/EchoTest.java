@@ -187,10 +187,45 @@ class EchoTest extends UcxTestBase {
     }
 
     /**
-     * What {@link #echoWrites} saw: the rendezvous receives it took, the client connection's lanes, the data messages
-     * the client sent and how many of them it sent from a copy of their gathered pieces.
+     * Over tcp alone, where data goes eager, a write larger than one of UCX's tcp segments is cut into messages that
+     * each fit one ({@link UcxTransportConfig#tcpMessageBytes()}), so that UCX sends and delivers each in one piece
+     * rather than reassembling it in memory of its own: 300,000 bytes go as five messages of at most 65,024 bytes,
+     * and come back in order and intact. Over shared memory, and over tcp when UCX chooses the protocol by size, the
+     * same write is one message.
      */
-    private record EchoSeen(long rendezvous, Set<String> transports, long messagesSent, long gathersCopied) {
+    @Test
+    void shouldCutEagerWritesOverTcpIntoMessagesOfOneUcxSegment() throws Exception {
+        byte[] payload = pattern(300_000, 13);
+        UcxTransportConfig tcp = UcxTransportConfig.builder().config("TLS", "tcp").name("tcp-cut").build();
+        int cut = tcp.tcpMessageBytes();
+        EchoSeen overTcp = echoWrites(tcp, payload,
+                client -> client.writeAndFlush(client.alloc().directBuffer(payload.length).writeBytes(payload)));
+        assertTrue(UcxSocketChannel.tcpAlone(overTcp.transports()), "lanes " + overTcp.transports());
+        assertEquals(cut, overTcp.messageLimit(), "the connection's largest message");
+        assertEquals((payload.length + cut - 1) / cut, overTcp.messagesSent(), "messages of " + cut + " bytes");
+        assertEquals(0, overTcp.rendezvous());
+
+        UcxTransportConfig shm = UcxTransportConfig.builder().config("TLS", "sm,tcp,self").name("shm-cut")
+                .peerErrorHandling(false).dataProtocol(UcxTransportConfig.DataProtocol.EAGER).build();
+        EchoSeen overShm = echoWrites(shm, payload,
+                client -> client.writeAndFlush(client.alloc().directBuffer(payload.length).writeBytes(payload)));
+        assertFalse(UcxSocketChannel.tcpAlone(overShm.transports()), "lanes " + overShm.transports());
+        assertEquals(shm.maxMessageBytes(), overShm.messageLimit());
+        assertEquals(1, overShm.messagesSent(), "one message over shared memory");
+
+        UcxTransportConfig bySize = UcxTransportConfig.builder().config("TLS", "tcp").name("tcp-by-size")
+                .dataProtocol(UcxTransportConfig.DataProtocol.BY_SIZE).build();
+        EchoSeen tcpBySize = echoWrites(bySize, payload,
+                client -> client.writeAndFlush(client.alloc().directBuffer(payload.length).writeBytes(payload)));
+        assertEquals(1, tcpBySize.messagesSent(), "one message when UCX chooses (rendezvous)");
+    }
+
+    /**
+     * What {@link #echoWrites} saw: the rendezvous receives it took, the client connection's lanes, the data messages
+     * the client sent, how many of them it sent from a copy of their gathered pieces, and its largest message.
+     */
+    private record EchoSeen(long rendezvous, Set<String> transports, long messagesSent, long gathersCopied,
+                            int messageLimit) {
     }
 
     /** Echoes 3 MiB, written and flushed at once, over {@code config}. */
@@ -213,7 +248,7 @@ class EchoTest extends UcxTestBase {
         long rendezvous = UcxTransportStats.rendezvousReceived() - rendezvousBefore;
         UcxSocketChannel c = (UcxSocketChannel) client;
         EchoSeen seen = client.eventLoop().submit(() -> new EchoSeen(rendezvous, c.transports(), c.messagesSent(),
-                c.gathersCopied())).get();
+                c.gathersCopied(), c.messageLimit())).get();
         client.close().sync();
         server.close().sync();
         return seen;
@@ -222,15 +257,16 @@ class EchoTest extends UcxTestBase {
     /**
      * Over tcp alone, a flush of many small writes goes to UCX as one buffer (UCX's tcp transport sends a list of
      * pieces six at a time, one socket call each): the bytes come back in order and intact, from one copy per such
-     * flush. A flush of a few pieces, or above {@link UcxSocketChannel#GATHER_COPY_MAX}, goes as its pieces, and over
-     * shared memory every flush does.
+     * flush. A flush of a few pieces goes as its pieces, and over shared memory every flush does. Over tcp the
+     * flush of 90,000 bytes is larger than one of UCX's tcp segments and goes as two messages, each of three pieces
+     * or fewer.
      */
     @Test
     void shouldCopyAFlushOfSmallWritesIntoOneBufferOverTcpAlone() throws Exception {
         UcxTransportConfig tcp = UcxTransportConfig.builder().config("TLS", "tcp").name("tcp-gather").build();
         EchoSeen overTcp = smallWritesEcho(tcp);
         assertTrue(UcxSocketChannel.tcpAlone(overTcp.transports()), "lanes " + overTcp.transports());
-        assertEquals(4, overTcp.messagesSent(), "one data message per flush");
+        assertEquals(5, overTcp.messagesSent(), "one data message per flush, two for the flush of 90,000 bytes");
         assertEquals(2, overTcp.gathersCopied(), "the two flushes of many small pieces copied, the others not");
         UcxTransportConfig shm = UcxTransportConfig.builder().config("TLS", "sm,tcp,self").name("shm-gather")
                 .peerErrorHandling(false).build();

@@ -6,6 +6,7 @@ import org.junit.jupiter.api.Test;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
@@ -36,6 +37,56 @@ class UcxTransportConfigTest {
     @Test
     void shouldLeaveUcx113AsItIs() {
         assertEquals(Map.of(), UcxTransportConfig.contextDefaults(Map.of(), name -> null, new UcxVersion(1, 13, 1)));
+    }
+
+    /**
+     * Data messages over tcp fit one of UCX's tcp segments less the headroom for headers: the receive segment (64K
+     * unless set), and from 1.18 on no more than the send segment, which the transport's own default makes 64k there.
+     */
+    @Test
+    void shouldCutTcpMessagesToTheSegmentUcxUses() {
+        UcxVersion ucx113 = new UcxVersion(1, 13, 1);
+        int headroom = UcxTransportConfig.TCP_SEGMENT_HEADROOM;
+        assertEquals(65536 - headroom, UcxTransportConfig.tcpMessageBytes(Map.of(), name -> null, ucx113));
+        // 1.18: the options a context gets carry the transport's send segment of 64k
+        Map<String, String> defaults118 = UcxTransportConfig.contextDefaults(Map.of(), name -> null, UCX_1_18);
+        assertEquals(65536 - headroom, UcxTransportConfig.tcpMessageBytes(defaults118, name -> null, UCX_1_18));
+        // UCX's own 8K send segment, where nothing sets one, cuts messages on 1.18, not on 1.13
+        assertEquals(8192 - headroom, UcxTransportConfig.tcpMessageBytes(Map.of(), name -> null, UCX_1_18));
+        Function<String, String> smallSend = name -> name.equals("UCX_TCP_TX_SEG_SIZE") ? "8k" : null;
+        assertEquals(8192 - headroom, UcxTransportConfig.tcpMessageBytes(Map.of(), smallSend, UCX_1_18));
+        assertEquals(65536 - headroom, UcxTransportConfig.tcpMessageBytes(Map.of(), smallSend, ucx113));
+        // a receive segment from the environment counts on every release, one from the options from 1.18 on only
+        Function<String, String> rx256 = name -> name.equals("UCX_TCP_RX_SEG_SIZE") ? "256k" : null;
+        assertEquals(262144 - headroom, UcxTransportConfig.tcpMessageBytes(Map.of(), rx256, ucx113));
+        Map<String, String> rx16 = Map.of("TCP_RX_SEG_SIZE", "16K", "TCP_TX_SEG_SIZE", "64k");
+        assertEquals(16384 - headroom, UcxTransportConfig.tcpMessageBytes(rx16, rx256, UCX_1_18));
+        assertEquals(262144 - headroom, UcxTransportConfig.tcpMessageBytes(rx16, rx256, ucx113),
+                "UCX 1.13 refuses tcp options set through the context: the environment's stands");
+        // never below the floor; a value UCX would not take counts as its default
+        assertEquals(UcxTransportConfig.TCP_MESSAGE_MIN, UcxTransportConfig.tcpMessageBytes(
+                Map.of(), name -> name.equals("UCX_TCP_RX_SEG_SIZE") ? "1k" : null, ucx113));
+        assertEquals(65536 - headroom, UcxTransportConfig.tcpMessageBytes(
+                Map.of(), name -> name.equals("UCX_TCP_RX_SEG_SIZE") ? "lots" : null, ucx113));
+        // what a config gives on the UCX loaded here is the same sum
+        UcxTransportConfig config = UcxTransportConfig.builder().config("TLS", "tcp").build();
+        assertEquals(UcxTransportConfig.tcpMessageBytes(config.contextOptions(), System::getenv, UcxVersion.runtime()),
+                config.tcpMessageBytes());
+    }
+
+    @Test
+    void shouldReadSizesAsUcxWritesThem() {
+        assertEquals(65536, UcxTransportConfig.parseUcxBytes("65536"));
+        assertEquals(65536, UcxTransportConfig.parseUcxBytes("64k"));
+        assertEquals(65536, UcxTransportConfig.parseUcxBytes(" 64K "));
+        assertEquals(65536, UcxTransportConfig.parseUcxBytes("64kb"));
+        assertEquals(65536, UcxTransportConfig.parseUcxBytes("64KB"));
+        assertEquals(1 << 20, UcxTransportConfig.parseUcxBytes("1m"));
+        assertEquals(2L << 30, UcxTransportConfig.parseUcxBytes("2G"));
+        assertEquals(100, UcxTransportConfig.parseUcxBytes("100b"));
+        for (String bad : new String[] {"", "k", "b", "-1k", "1.5k", "inf", "auto", "64kk", "9999999999999k"}) {
+            assertEquals(-1, UcxTransportConfig.parseUcxBytes(bad), bad);
+        }
     }
 
     /** What a context gets: the defaults for the UCX loaded here, then the config's own, which win. */
