@@ -16,6 +16,10 @@ import static io.github.ucxffm.bindings.ucx_h.UCS_OK;
  * returns (a later access throws {@link IllegalStateException}); a reference kept beyond the call may show a later
  * message. To own the data beyond the call, {@link #keep()} it.
  * <p>
+ * <b>Allocation.</b> {@link #header()} and {@link #data()} make segments of UCX's memory that are closed when the call
+ * returns, which takes a confined {@link Arena} per message (made on the first of them). A handler on a hot path reads
+ * with {@link #copyHeader} and {@link #copyData} instead, which check the same bounds and allocate nothing.
+ * <p>
  * <b>Thread.</b> The progressing thread that runs the handler, during the call.
  */
 public final class UcpAmMessage {
@@ -136,6 +140,57 @@ public final class UcpAmMessage {
             return MemorySegment.NULL;
         }
         return MemorySegment.ofAddress(header).reinterpret(headerLength, scope(), null);
+    }
+
+    /**
+     * Copies {@code length} bytes of the user header, from {@code offset}, into {@code dst} at {@code dstOffset}:
+     * what {@code MemorySegment.copy(header(), offset, dst, dstOffset, length)} does, without making a segment of
+     * UCX's memory (so without allocating).
+     *
+     * @param offset    where in the header to start
+     * @param dst       where to copy to; native or heap, not read-only
+     * @param dstOffset where in {@code dst}
+     * @param length    bytes to copy
+     * @throws IndexOutOfBoundsException if the range is not within the header, or not within {@code dst}
+     * @throws IllegalStateException     outside the handler call, or if {@code dst}'s arena is closed
+     * @throws IllegalArgumentException  if {@code dst} is read-only
+     */
+    public void copyHeader(long offset, MemorySegment dst, long dstOffset, long length) {
+        check();
+        copyOut(header, headerLength, "header", offset, dst, dstOffset, length);
+    }
+
+    /**
+     * Copies {@code length} bytes of the eager data, from {@code offset}, into {@code dst} at {@code dstOffset}: what
+     * {@code MemorySegment.copy(data(), offset, dst, dstOffset, length)} does, without making a segment of UCX's
+     * memory (so without allocating).
+     *
+     * @param offset    where in the data to start
+     * @param dst       where to copy to; native or heap, not read-only
+     * @param dstOffset where in {@code dst}
+     * @param length    bytes to copy
+     * @throws IndexOutOfBoundsException if the range is not within the data, or not within {@code dst}
+     * @throws IllegalStateException     outside the handler call, for a rendezvous message (whose data is not here
+     *                                   yet), or if {@code dst}'s arena is closed
+     * @throws IllegalArgumentException  if {@code dst} is read-only
+     */
+    public void copyData(long offset, MemorySegment dst, long dstOffset, long length) {
+        check();
+        if (isRendezvous()) {
+            throw new IllegalStateException("the data of a rendezvous active message is still at the sender: "
+                    + "keep() the message and receive it with UcpAmData.receive");
+        }
+        copyOut(data, this.length, "data", offset, dst, dstOffset, length);
+    }
+
+    private static void copyOut(long from, long size, String what, long offset, MemorySegment dst, long dstOffset,
+                                long length) {
+        if (offset < 0 || length < 0 || offset > size - length) {
+            throw new IndexOutOfBoundsException("range [" + offset + ", " + offset + " + " + length + ") is outside "
+                    + "the message's " + what + " of " + size + " bytes");
+        }
+        // checks dst (bounds, liveness, read-only); the source, UCX's memory of the call, is checked above
+        MemorySegment.copy(RawCalls.NATIVE, from + offset, dst, dstOffset, length);
     }
 
     /**

@@ -118,6 +118,68 @@ class AmTest extends TwoWorkerTest {
         assertEquals(0, b.keptAmDataCount());
     }
 
+    /**
+     * {@code copyHeader} and {@code copyData} give the bytes {@code header()} and {@code data()} give, at any offset,
+     * check both ranges, refuse a rendezvous message's data and a read-only destination, and like the segments are
+     * refused once the handler has returned.
+     */
+    @Test
+    @Timeout(value = 30, unit = TimeUnit.SECONDS)
+    void shouldCopyHeaderAndDataOutWithTheSegmentsBounds() {
+        MemorySegment header = bytes(16, 21);
+        MemorySegment data = bytes(1000, 22);
+        MemorySegment h = arena.allocate(16);
+        MemorySegment h2 = arena.allocate(12);
+        MemorySegment d = arena.allocate(1000);
+        MemorySegment d2 = arena.allocate(60);
+        List<Throwable> refused = new ArrayList<>();
+        AtomicReference<UcpAmMessage> seen = new AtomicReference<>();
+        b.setAmHandler(2, m -> {
+            seen.set(m);
+            m.copyHeader(0, h, 0, 16);
+            m.copyHeader(4, h2, 2, 8);
+            m.copyData(0, d, 0, 1000);
+            m.copyData(100, d2, 7, 50);
+            m.copyData(1000, d2, 60, 0); // empty ranges at the ends are fine
+            m.copyHeader(16, h2, 12, 0);
+            refused.add(assertThrows(IndexOutOfBoundsException.class, () -> m.copyHeader(10, h, 0, 7)));
+            refused.add(assertThrows(IndexOutOfBoundsException.class, () -> m.copyHeader(-1, h, 0, 1)));
+            refused.add(assertThrows(IndexOutOfBoundsException.class, () -> m.copyData(1, d, 0, 1000)));
+            refused.add(assertThrows(IndexOutOfBoundsException.class, () -> m.copyData(0, d, 0, -1)));
+            refused.add(assertThrows(IndexOutOfBoundsException.class, () -> m.copyData(0, d2, 0, 100)));
+            refused.add(assertThrows(IllegalArgumentException.class, () -> m.copyData(0, d.asReadOnly(), 0, 10)));
+        });
+        long send = ab.sendAm(2, header, data, 0, 1000, UcpAmSendFlags.EAGER);
+        progressUntil(() -> seen.get() != null);
+        complete(a, send);
+        assertEquals(6, refused.size());
+        assertArrayEquals(array(header), array(h));
+        assertArrayEquals(array(header.asSlice(4, 8)), array(h2.asSlice(2, 8)));
+        assertEquals(0, h2.get(JAVA_BYTE, 0), "nothing before the destination offset");
+        assertArrayEquals(array(data), array(d));
+        assertArrayEquals(array(data.asSlice(100, 50)), array(d2.asSlice(7, 50)));
+        UcpAmMessage after = seen.get();
+        assertThrows(IllegalStateException.class, () -> after.copyHeader(0, h, 0, 1), "after the call");
+        assertThrows(IllegalStateException.class, () -> after.copyData(0, d, 0, 1), "after the call");
+
+        List<Throwable> rendezvous = new ArrayList<>();
+        List<UcpAmData> kept = new ArrayList<>();
+        b.setAmHandler(3, m -> {
+            rendezvous.add(assertThrows(IllegalStateException.class, () -> m.copyData(0, d, 0, 10)));
+            m.copyHeader(0, h, 0, 16); // the header is here all the same
+            kept.add(m.keep());
+        });
+        MemorySegment big = bytes(100_000, 23);
+        long rndv = ab.sendAm(3, header, big, 0, big.byteSize(), UcpAmSendFlags.RNDV);
+        progressUntil(() -> !kept.isEmpty());
+        assertEquals(1, rendezvous.size());
+        assertTrue(rendezvous.get(0).getMessage().contains("rendezvous"), rendezvous.get(0).getMessage());
+        MemorySegment dst = arena.allocate(big.byteSize());
+        complete(b, kept.get(0).receive(dst, 0));
+        complete(a, rndv);
+        assertArrayEquals(array(big), array(dst));
+    }
+
     @Test
     @Timeout(value = 30, unit = TimeUnit.SECONDS)
     void shouldSendHeaderOnlyAndDataOnlyMessages() {

@@ -91,6 +91,8 @@ public final class AmPingPong {
         /** Reply slots free for reuse: a pong in flight owns its slot (header, and the ping's data) until sent. */
         private final ArrayDeque<Reply> freeReplies = new ArrayDeque<>();
         private final MemorySegment largeHeader;
+        /** A ping's header, copied out of UCX's memory in the handler (copyHeader allocates nothing). */
+        private final MemorySegment pingHeader;
         private MemorySegment largeBuffer = MemorySegment.NULL;
         private int repliesInFlight;
         private long served;
@@ -106,6 +108,7 @@ public final class AmPingPong {
             this.s = s;
             this.arena = arena;
             this.largeHeader = arena.allocate(HEADER, 8);
+            this.pingHeader = arena.allocate(HEADER, 8);
         }
 
         /** One pong in flight: its header, and the ping's data, which it sends back without a copy. */
@@ -186,7 +189,8 @@ public final class AmPingPong {
                         + ": the client does not speak am-pingpong";
                 return;
             }
-            long round = m.header().get(LONG, 0);
+            m.copyHeader(0, pingHeader, 0, HEADER);
+            long round = pingHeader.get(LONG, 0);
             if (m.isRendezvous()) {
                 // The data is still at the client; fetching it takes progress, which a handler must not call.
                 large.add(new Large(round, m.keep()));
@@ -241,6 +245,8 @@ public final class AmPingPong {
         private final MemorySegment out;
         private final MemorySegment in;
         private final MemorySegment header;
+        /** A pong's header, copied out of UCX's memory in the handler. */
+        private final MemorySegment pongHeader;
         private final MemorySegment bye;
         private boolean arrived;
         private long pongRound;
@@ -256,6 +262,7 @@ public final class AmPingPong {
             this.out = arena.allocate(Math.max(1, size), 64);
             this.in = arena.allocate(Math.max(1, size), 64);
             this.header = arena.allocate(HEADER, 8);
+            this.pongHeader = arena.allocate(HEADER, 8);
             this.bye = arena.allocate(8, 8);
             for (long i = 0; i < size; i++) {
                 out.set(JAVA_BYTE, i, (byte) i);
@@ -278,11 +285,12 @@ public final class AmPingPong {
                         + " bytes of data instead of " + HEADER + " and " + size;
                 return;
             }
-            pongRound = m.header().get(LONG, 0);
+            m.copyHeader(0, pongHeader, 0, HEADER);
+            pongRound = pongHeader.get(LONG, 0);
             if (m.isRendezvous()) {
                 largePong = m.keep();
             } else if (size > 0) {
-                MemorySegment.copy(m.data(), 0, in, 0, size);
+                m.copyData(0, in, 0, size);
             }
         }
 

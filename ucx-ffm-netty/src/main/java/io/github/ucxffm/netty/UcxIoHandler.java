@@ -21,6 +21,7 @@ import io.netty.util.concurrent.ThreadAwareExecutor;
 import io.netty.util.internal.logging.InternalLogger;
 import io.netty.util.internal.logging.InternalLoggerFactory;
 
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
@@ -82,6 +83,8 @@ public final class UcxIoHandler implements IoHandler {
     /** Operations whose callback came, to be finished after progress, outside UCX's callbacks. */
     private final ArrayDeque<Op> completed = new ArrayDeque<>();
     private final List<Registration> registrations = new ArrayList<>();
+    /** The header of the active message being handled, copied out of UCX's memory; used on the loop's thread only. */
+    private final MemorySegment header = Arena.ofAuto().allocate(Math.max(Wire.DATA_HEADER, Wire.CONTROL_HEADER), 8);
     private SharedContext shared;
     private volatile UcpWorker worker;
     private boolean destroyed;
@@ -659,7 +662,8 @@ public final class UcxIoHandler implements IoHandler {
         if (m.headerLength() < Wire.DATA_HEADER) {
             return;
         }
-        MemorySegment h = m.header();
+        MemorySegment h = header;
+        m.copyHeader(0, h, 0, Wire.DATA_HEADER); // no segment of UCX's memory: nothing allocated per message
         UcxSocketChannel ch = connections.get(h.get(INT, 0));
         if (ch != null) {
             ch.onData(m, h.get(INT, 4), h.get(LONG, 8));
@@ -670,7 +674,8 @@ public final class UcxIoHandler implements IoHandler {
         if (m.headerLength() < Wire.CONTROL_HEADER) {
             return;
         }
-        MemorySegment h = m.header();
+        MemorySegment h = header;
+        m.copyHeader(0, h, 0, Wire.CONTROL_HEADER);
         int type = h.get(INT, 4);
         long value = h.get(LONG, 8);
         int src = h.get(INT, 16);

@@ -1082,7 +1082,7 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
             receiveRendezvous(m, buf, len, flags, seq);
             return;
         }
-        MemorySegment.copy(m.data(), 0, Wire.segment(buf, 0, len), 0, len);
+        m.copyData(0, Wire.segment(buf, 0, len), 0, len);
         buf.writerIndex(len);
         if (flags == 0 && seq == seqIn && (early == null || early.isEmpty())) {
             inOrder.add(buf); // the usual case, in order with nothing held back: the buffer alone, no record
