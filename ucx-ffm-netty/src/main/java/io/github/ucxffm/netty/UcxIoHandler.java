@@ -351,7 +351,6 @@ public final class UcxIoHandler implements IoHandler {
 
     private int pollOps(UcpWorker w) {
         int done = 0;
-        long now = System.nanoTime();
         for (int i = 0; i < ops.size(); ) {
             Op op = ops.get(i);
             boolean finished;
@@ -374,7 +373,7 @@ public final class UcxIoHandler implements IoHandler {
                     LOG.warn("completing {} failed", op, e);
                 }
             } else {
-                op.check(now);
+                op.check();
                 i++;
             }
         }
@@ -536,8 +535,8 @@ public final class UcxIoHandler implements IoHandler {
         /** The worker closed first: free what the operation held, without touching UCX. */
         abstract void abandon();
 
-        /** Still in flight at {@code now}. */
-        void check(long now) {
+        /** Still in flight after a progress call; an operation with a deadline reads the clock here. */
+        void check() {
         }
     }
 
@@ -649,8 +648,8 @@ public final class UcxIoHandler implements IoHandler {
         }
 
         @Override
-        void check(long now) {
-            if (now - deadline > 0) {
+        void check() {
+            if (System.nanoTime() - deadline > 0) {
                 closeForce(ep); // the peer does not answer: the flush then completes with an error
             }
         }
