@@ -137,12 +137,13 @@ public final class UcxTransportConfig {
      */
     static int tcpMessageBytes(Map<String, String> contextOptions, Function<String, String> environment,
                                UcxVersion ucx) {
-        boolean optionsReachUcx = ucx.atLeast(1, 18);
-        long segment = segmentBytes(TCP_RX_SEGMENT, TCP_RX_SEGMENT_UCX_DEFAULT, contextOptions, optionsReachUcx,
-                environment);
-        if (ucx.atLeast(1, 18)) { // eager messages over tcp go in send segments there
-            segment = Math.min(segment, segmentBytes(TCP_SEGMENT, TCP_TX_SEGMENT_UCX_DEFAULT, contextOptions,
-                    optionsReachUcx, environment));
+        // From 1.18 on UCX takes its transports' options through the context, and sends eager messages over tcp in
+        // send segments; 1.13 does neither
+        boolean from118 = ucx.atLeast(1, 18);
+        long segment = segmentBytes(TCP_RX_SEGMENT, TCP_RX_SEGMENT_UCX_DEFAULT, contextOptions, from118, environment);
+        if (from118) {
+            segment = Math.min(segment, segmentBytes(TCP_SEGMENT, TCP_TX_SEGMENT_UCX_DEFAULT, contextOptions, true,
+                    environment));
         }
         return (int) Math.max(TCP_MESSAGE_MIN, Math.min(Integer.MAX_VALUE, segment - TCP_SEGMENT_HEADROOM));
     }
@@ -182,10 +183,14 @@ public final class UcxTransportConfig {
         if (shift != 0) {
             v = v.substring(0, v.length() - 1);
         }
-        if (v.isEmpty() || v.length() > 12 || !v.chars().allMatch(Character::isDigit)) {
+        if (v.isEmpty() || v.length() > 18 || !v.chars().allMatch(Character::isDigit)) {
             return -1;
         }
-        return Long.parseLong(v) << shift;
+        try {
+            return Math.multiplyExact(Long.parseLong(v), 1L << shift);
+        } catch (ArithmeticException tooLarge) {
+            return -1;
+        }
     }
 
     /**

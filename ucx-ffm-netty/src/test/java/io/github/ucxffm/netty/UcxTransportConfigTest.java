@@ -84,7 +84,8 @@ class UcxTransportConfigTest {
         assertEquals(1 << 20, UcxTransportConfig.parseUcxBytes("1m"));
         assertEquals(2L << 30, UcxTransportConfig.parseUcxBytes("2G"));
         assertEquals(100, UcxTransportConfig.parseUcxBytes("100b"));
-        for (String bad : new String[] {"", "k", "b", "-1k", "1.5k", "inf", "auto", "64kk", "9999999999999k"}) {
+        assertEquals(1L << 40, UcxTransportConfig.parseUcxBytes("1024g"));
+        for (String bad : new String[] {"", "k", "b", "-1k", "1.5k", "inf", "auto", "64kk", "9999999999999999999k", "999999999999g"}) {
             assertEquals(-1, UcxTransportConfig.parseUcxBytes(bad), bad);
         }
     }
