@@ -175,12 +175,17 @@ public final class UcpAmMessage {
      * @throws IllegalArgumentException  if {@code dst} is read-only
      */
     public void copyData(long offset, MemorySegment dst, long dstOffset, long length) {
+        requireEagerData();
+        copyOut(data, this.length, "data", offset, dst, dstOffset, length);
+    }
+
+    /** The check of {@link #data()} and {@link #copyData}: within the call, and the data here (not rendezvous). */
+    private void requireEagerData() {
         check();
         if (isRendezvous()) {
             throw new IllegalStateException("the data of a rendezvous active message is still at the sender: "
                     + "keep() the message and receive it with UcpAmData.receive");
         }
-        copyOut(data, this.length, "data", offset, dst, dstOffset, length);
     }
 
     private static void copyOut(long from, long size, String what, long offset, MemorySegment dst, long dstOffset,
@@ -245,11 +250,7 @@ public final class UcpAmMessage {
      * @throws IllegalStateException for a rendezvous message, whose data is not here yet
      */
     public MemorySegment data() {
-        check();
-        if (isRendezvous()) {
-            throw new IllegalStateException("the data of a rendezvous active message is still at the sender: "
-                    + "keep() the message and receive it with UcpAmData.receive");
-        }
+        requireEagerData();
         if (length == 0) {
             return MemorySegment.NULL;
         }
