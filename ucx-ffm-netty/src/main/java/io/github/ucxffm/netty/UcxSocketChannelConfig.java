@@ -18,6 +18,13 @@ import java.util.Map;
  * an ordinary close); {@code SO_SNDBUF}, {@code TCP_NODELAY}, {@code SO_KEEPALIVE}, {@code IP_TOS} and
  * {@code SO_REUSEADDR} are kept and reported but change nothing: UCX sends each flush at once, and its TCP
  * transport has settings of its own ({@code UCX_TCP_*}).
+ *
+ * <p>{@code WRITE_BUFFER_WATER_MARK} defaults to {@link #DEFAULT_WRITE_BUFFER_WATER_MARK} (512 KiB to 1 MiB), not
+ * Netty's 32 to 64 KiB. Writers that write as much as {@link io.netty.channel.Channel#bytesBeforeUnwritable()}
+ * allows and then flush, as Netty's HTTP/2 flow controller does for gRPC, make one UCX message per flush here,
+ * where a kernel socket takes a flush as one more system call into its own buffer: with 64 KiB, each 64 KiB gRPC
+ * message went out as two UCX messages (the frames up to the mark, then the 14-byte rest). The bytes in flight stay
+ * bounded by the peer's receive window ({@link UcxTransportConfig#windowBytes()}), whatever the mark.
  */
 public final class UcxSocketChannelConfig extends DefaultChannelConfig implements SocketChannelConfig {
 
@@ -30,8 +37,13 @@ public final class UcxSocketChannelConfig extends DefaultChannelConfig implement
     private volatile int trafficClass;
     private volatile boolean reuseAddress;
 
+    /** The default {@code WRITE_BUFFER_WATER_MARK}: unwritable above 1 MiB queued, writable again below 512 KiB. */
+    public static final WriteBufferWaterMark DEFAULT_WRITE_BUFFER_WATER_MARK =
+            new WriteBufferWaterMark(512 << 10, 1 << 20);
+
     UcxSocketChannelConfig(UcxSocketChannel channel) {
         super(channel);
+        super.setWriteBufferWaterMark(DEFAULT_WRITE_BUFFER_WATER_MARK);
     }
 
     @Override

@@ -7,7 +7,9 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.WriteBufferWaterMark;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -277,6 +279,48 @@ class EchoTest extends UcxTestBase {
         assertFalse(UcxSocketChannel.tcpAlone(overShm.transports()), "lanes " + overShm.transports());
         assertEquals(4, overShm.messagesSent(), "one data message per flush");
         assertEquals(0, overShm.gathersCopied(), "pieces sent as they are");
+    }
+
+    /**
+     * A writer that writes as much as {@code bytesBeforeUnwritable()} allows and then flushes, as Netty's HTTP/2 flow
+     * controller does, sends 640 KiB of 16 KiB writes as one UCX message under the channel's default water mark; under
+     * Netty's default of 64 KiB the same writer makes ten flushes. A water mark set as an option still counts.
+     */
+    @Test
+    void shouldLetAWriterThatFillsUpToTheWaterMarkSendLargeFlushes() throws Exception {
+        UcxTransportConfig shm = UcxTransportConfig.builder().config("TLS", "sm,tcp,self").name("shm-water-mark")
+                .peerErrorHandling(false).build();
+        int piece = 16 << 10;
+        byte[] payload = pattern(640 << 10, 13);
+        int[] flushes = {0};
+        EchoSeen seen = echoWrites(shm, payload, client -> {
+            assertEquals(UcxSocketChannelConfig.DEFAULT_WRITE_BUFFER_WATER_MARK,
+                    client.config().getWriteBufferWaterMark());
+            try {
+                client.eventLoop().submit(() -> {
+                    int off = 0;
+                    while (off < payload.length) {
+                        while (off < payload.length && client.bytesBeforeUnwritable() >= piece) {
+                            client.write(client.alloc().directBuffer(piece).writeBytes(payload, off, piece));
+                            off += piece;
+                        }
+                        client.flush();
+                        flushes[0]++;
+                    }
+                }).get(20, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+        assertEquals(1, flushes[0], "all of it written before the first flush");
+        assertEquals(1, seen.messagesSent(), "one data message for the one flush");
+
+        EventLoopGroup group = group(1, shm);
+        Channel ch = client(group, c -> { }).option(ChannelOption.WRITE_BUFFER_WATER_MARK,
+                new WriteBufferWaterMark(32 << 10, 64 << 10)).register().sync().channel();
+        assertEquals(64 << 10, ch.config().getWriteBufferWaterMark().high());
+        assertTrue(ch.bytesBeforeUnwritable() <= (64 << 10) + 1, "unwritable past 64 KiB");
+        ch.close().sync();
     }
 
     /**
