@@ -40,9 +40,10 @@ class NativeUcxTest {
     void shouldMeasureNativeRoundTripsOverTcp(@TempDir Path logs) throws Exception {
         NativeUcx.Run r = new NativeUcx(NativeUcx.DEFAULT_COMMAND, logs, 60).run(TransportKind.UCX_TCP, 64, 1, 2000);
         assertTrue(r.ok(), () -> "failed: " + r.error());
-        // a round trip over loopback TCP takes microseconds, and the 99th percentile is not below the median
+        // a round trip over loopback TCP takes microseconds; p50 and p99 come from two runs (-R 50, then -R 99), so
+        // a slow first run can put the median above the other run's 99th percentile (seen: 75.4 then 14.5 us)
         assertTrue(r.p50Micros() > 0.5 && r.p50Micros() < 100_000, "p50 " + r.p50Micros());
-        assertTrue(r.p99Micros() >= r.p50Micros(), r.p50Micros() + " then " + r.p99Micros());
+        assertTrue(r.p99Micros() > 0.5 && r.p99Micros() < 100_000, "p99 " + r.p99Micros());
     }
 
     @Test
