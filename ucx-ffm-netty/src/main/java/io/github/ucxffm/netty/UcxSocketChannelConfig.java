@@ -28,6 +28,10 @@ import java.util.Map;
  */
 public final class UcxSocketChannelConfig extends DefaultChannelConfig implements SocketChannelConfig {
 
+    /** The default {@code WRITE_BUFFER_WATER_MARK}: unwritable above 1 MiB queued, writable again below 512 KiB. */
+    public static final WriteBufferWaterMark DEFAULT_WRITE_BUFFER_WATER_MARK =
+            new WriteBufferWaterMark(512 << 10, 1 << 20);
+
     private volatile boolean allowHalfClosure;
     private volatile int receiveBufferSize;
     private volatile int sendBufferSize;
@@ -36,10 +40,6 @@ public final class UcxSocketChannelConfig extends DefaultChannelConfig implement
     private volatile boolean keepAlive;
     private volatile int trafficClass;
     private volatile boolean reuseAddress;
-
-    /** The default {@code WRITE_BUFFER_WATER_MARK}: unwritable above 1 MiB queued, writable again below 512 KiB. */
-    public static final WriteBufferWaterMark DEFAULT_WRITE_BUFFER_WATER_MARK =
-            new WriteBufferWaterMark(512 << 10, 1 << 20);
 
     UcxSocketChannelConfig(UcxSocketChannel channel) {
         super(channel);
