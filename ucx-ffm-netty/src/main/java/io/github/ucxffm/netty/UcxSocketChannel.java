@@ -141,6 +141,8 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     private boolean tcpAlone;
     /** The largest data message; set with {@link #dataFlags}. */
     private int messageLimit;
+    /** Data messages up to this size go eager whatever UCX's threshold, 0 for none; set with {@link #dataFlags}. */
+    private int eagerUpTo;
     /** Closed while sends were in flight: the endpoint, closed when the last of them completes. */
     private UcpEndpoint closeAfterSends;
 
@@ -692,13 +694,16 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     /**
      * The send flags of this connection's data messages, chosen before the first one
      * ({@link UcxTransportConfig.DataProtocol}), and with them the largest data message: the config's, and over tcp
-     * alone with eager data no more than UCX sends in one fragment ({@link UcxTransportConfig#tcpMessageBytes()}).
+     * alone with eager data no more than UCX sends in one fragment ({@link UcxTransportConfig#tcpMessageBytes()}),
+     * and the size up to which a message goes eager whatever the flags ({@link UcxTransportConfig#eagerUpTo}).
      */
     private int dataFlags() {
         int f = dataFlags;
         if (f < 0) {
             UcxTransportConfig config = handler.config();
-            tcpAlone = tcpAlone(lanes());
+            java.util.Set<String> lanes = lanes();
+            tcpAlone = tcpAlone(lanes);
+            eagerUpTo = config.eagerUpTo(lanes);
             f = switch (config.dataProtocol()) {
                 case EAGER -> UcpAmSendFlags.EAGER;
                 case BY_SIZE -> UcpAmSendFlags.NONE;
@@ -748,6 +753,9 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
                 throw sendFailed(e);
             }
             gathersCopied++;
+        }
+        if (c.total <= eagerUpTo) {
+            flags = UcpAmSendFlags.EAGER;
         }
         ByteBuf header = alloc().directBuffer(Wire.DATA_HEADER);
         header.writeIntLE(peerId).writeIntLE(0).writeLongLE(seqOut);

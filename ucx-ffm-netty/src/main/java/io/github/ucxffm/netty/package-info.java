@@ -38,7 +38,7 @@
  * more than four pieces and at most 64 KiB is copied into one buffer first. A {@code FileRegion} is read into
  * pooled direct buffers and sent the same way (UCX has no sendfile). Whether a data message goes eager or by
  * rendezvous is UCX's choice by size, except on a connection whose lanes all use UCX's tcp transport, where every
- * data message is eager
+ * data message is eager, and over shared memory, where a data message of up to 256 KiB is eager
  * ({@link io.github.ucxffm.netty.UcxTransportConfig.DataProtocol}). The receiver copies an eager message once into
  * a direct buffer of the channel's allocator; a rendezvous message is fetched by UCX straight into such a buffer.
  * UCX may complete messages of one

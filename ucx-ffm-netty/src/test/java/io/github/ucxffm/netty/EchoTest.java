@@ -192,6 +192,37 @@ class EchoTest extends UcxTestBase {
     }
 
     /**
+     * Over shared memory the automatic protocol sends a data message of up to 256 KiB eager, where UCX's own
+     * threshold would fetch it by rendezvous: a 200,000-byte write comes back with no rendezvous; a 600,000-byte one
+     * still goes by rendezvous; with the limit set to 0 the 200,000 bytes go by rendezvous too (UCX's threshold over
+     * shared memory is below that on every release in the matrix).
+     */
+    @Test
+    void shouldSendDataEagerOverSharedMemoryUpToItsLimit() throws Exception {
+        UcxTransportConfig shm = UcxTransportConfig.builder().config("TLS", "sm,tcp,self").name("shm-eager-limit")
+                .peerErrorHandling(false).build();
+        byte[] small = pattern(200_000, 17);
+        EchoSeen eager = echoWrites(shm, small,
+                client -> client.writeAndFlush(client.alloc().directBuffer(small.length).writeBytes(small)));
+        assertFalse(UcxSocketChannel.tcpAlone(eager.transports()), "lanes " + eager.transports());
+        assertTrue(eager.transports().stream().anyMatch(SHARED_MEMORY::contains), "lanes " + eager.transports());
+        assertEquals(1, eager.messagesSent());
+        assertEquals(0, eager.rendezvous(), "200,000 bytes eager over shared memory");
+
+        byte[] large = pattern(600_000, 19);
+        EchoSeen fetched = echoWrites(shm, large,
+                client -> client.writeAndFlush(client.alloc().directBuffer(large.length).writeBytes(large)));
+        assertEquals(1, fetched.messagesSent());
+        assertEquals(2, fetched.rendezvous(), "600,000 bytes by rendezvous each way");
+
+        UcxTransportConfig none = UcxTransportConfig.builder().config("TLS", "sm,tcp,self").name("shm-eager-none")
+                .peerErrorHandling(false).sharedMemoryEagerBytes(0).build();
+        EchoSeen bySize = echoWrites(none, small,
+                client -> client.writeAndFlush(client.alloc().directBuffer(small.length).writeBytes(small)));
+        assertEquals(2, bySize.rendezvous(), "200,000 bytes by rendezvous each way when UCX chooses");
+    }
+
+    /**
      * Over tcp alone, where data goes eager, a write larger than one of UCX's tcp segments is cut into messages that
      * each fit one ({@link UcxTransportConfig#tcpMessageBytes()}), so that UCX sends and delivers each in one piece
      * rather than reassembling it in memory of its own: 300,000 bytes go as five messages of at most 65,024 bytes,

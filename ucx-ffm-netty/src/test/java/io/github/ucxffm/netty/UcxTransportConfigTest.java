@@ -6,9 +6,11 @@ import org.junit.jupiter.api.Test;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Function;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /** The UCX options the transport adds to its contexts of its own accord, and when it leaves them to the user. */
 class UcxTransportConfigTest {
@@ -101,5 +103,35 @@ class UcxTransportConfigTest {
         assertEquals(List.copyOf(expected.keySet()), List.copyOf(tls.contextOptions().keySet()), "defaults first");
         UcxTransportConfig own = UcxTransportConfig.builder().config("TCP_TX_SEG_SIZE", "16k").build();
         assertEquals(Map.of("TCP_TX_SEG_SIZE", "16k"), own.contextOptions());
+    }
+
+    /**
+     * The automatic protocol sends data eager up to the shared-memory limit over shared memory alone (tcp beside it
+     * included), and leaves the choice to UCX over anything else, over tcp alone (where every message goes eager
+     * anyway) and whenever the protocol was chosen.
+     */
+    @Test
+    void shouldSendDataEagerUpToTheLimitOverSharedMemoryOnly() {
+        UcxTransportConfig auto = UcxTransportConfig.builder().build();
+        int limit = UcxTransportConfig.SHARED_MEMORY_EAGER_DEFAULT;
+        assertEquals(limit, auto.sharedMemoryEagerBytes());
+        assertEquals(limit, auto.eagerUpTo(Set.of("sysv", "posix", "cma")));
+        assertEquals(limit, auto.eagerUpTo(Set.of("posix", "tcp")));
+        assertEquals(limit, auto.eagerUpTo(Set.of("self")));
+        assertEquals(0, auto.eagerUpTo(Set.of("tcp")), "tcp alone: eager at every size, not by this limit");
+        assertEquals(0, auto.eagerUpTo(Set.of("posix", "rc_mlx5")), "an RDMA lane");
+        assertEquals(0, auto.eagerUpTo(Set.of("sysv", "xpmem")), "a zero-copy module");
+        assertEquals(0, auto.eagerUpTo(Set.of()), "lanes unknown");
+
+        UcxTransportConfig bySize = UcxTransportConfig.builder()
+                .dataProtocol(UcxTransportConfig.DataProtocol.BY_SIZE).build();
+        assertEquals(0, bySize.eagerUpTo(Set.of("sysv", "posix")));
+        UcxTransportConfig smaller = UcxTransportConfig.builder().sharedMemoryEagerBytes(4096).build();
+        assertEquals(4096, smaller.eagerUpTo(Set.of("sysv", "posix")));
+        UcxTransportConfig none = UcxTransportConfig.builder().sharedMemoryEagerBytes(0).build();
+        assertEquals(0, none.eagerUpTo(Set.of("sysv", "posix")));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> UcxTransportConfig.builder().sharedMemoryEagerBytes(-1));
+        assertEquals("sharedMemoryEagerBytes must not be negative: -1", e.getMessage());
     }
 }
