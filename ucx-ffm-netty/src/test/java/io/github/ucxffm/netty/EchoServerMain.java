@@ -8,8 +8,8 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 
 /**
- * A UCX echo server in a process of its own, for tests that kill it: prints {@code PORT <n>} once listening, then
- * serves until killed.
+ * A UCX echo server in a process of its own, for tests that kill or freeze it: prints {@code PORT <n>} once
+ * listening, then serves until killed.
  */
 public final class EchoServerMain {
 
@@ -19,11 +19,14 @@ public final class EchoServerMain {
     /**
      * Runs the server.
      *
-     * @param args none
+     * @param args {@code shm} for {@link UcxTestBase.SHM}'s settings; none (or {@code tcp}) for
+     *             {@link UcxTestBase#TCP}'s
      * @throws Exception if it cannot listen
      */
     public static void main(String[] args) throws Exception {
-        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, UcxIoHandler.newFactory(UcxTestBase.TCP));
+        UcxTransportConfig config = args.length > 0 && args[0].equals("shm") ? UcxTestBase.SHM
+                : UcxTestBase.TCP;
+        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, UcxIoHandler.newFactory(config));
         UcxServerSocketChannel server = (UcxServerSocketChannel) new ServerBootstrap().group(group)
                 .channel(UcxServerSocketChannel.class).childHandler(new EchoTest.Echo())
                 .bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)).sync().channel();

@@ -141,10 +141,7 @@ class EchoTest extends UcxTestBase {
 
     @Test
     void shouldEchoOverSharedMemory() throws Exception {
-        // Peer error handling off: UCX 1.13 would keep shared memory out of endpoints with it.
-        UcxTransportConfig shm = UcxTransportConfig.builder().config("TLS", "sm,tcp,self").name("shm")
-                .peerErrorHandling(false).build();
-        Set<String> transports = echo(shm, pattern(300_000, 2), 10_000);
+        Set<String> transports = echo(SHM, pattern(300_000, 2), 10_000);
         assertTrue(transports.stream().anyMatch(SHARED_MEMORY::contains), "shared memory lanes: " + transports);
     }
 

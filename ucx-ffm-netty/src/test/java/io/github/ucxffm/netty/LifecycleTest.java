@@ -11,9 +11,13 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.ChannelInputShutdownReadComplete;
+import io.netty.handler.timeout.IdleStateEvent;
+import io.netty.handler.timeout.IdleStateHandler;
 import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
@@ -479,16 +483,106 @@ class LifecycleTest extends UcxTestBase {
             Channel client = client(group, ch -> ch.pipeline().addLast(clientSide))
                     .connect(new InetSocketAddress(LOOPBACK, port)).sync().channel();
             client.writeAndFlush(ascii(client, "are you there")).sync();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-            while (!clientSide.text().equals("are you there") && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
-            assertEquals("are you there", clientSide.text(), "the peer process echoes");
+            awaitText(clientSide, "are you there"); // the peer process echoes
             peer.kill(); // SIGKILL: no close, no goodbye
             clientSide.inactive.get(40, TimeUnit.SECONDS);
             assertInstanceOf(IOException.class, clientSide.error.get(), () -> String.valueOf(clientSide.error.get()));
             assertEquals(List.of("active", "exception:IOException", "inactive"), clientSide.events);
         }
+    }
+
+    /**
+     * A peer that is frozen (SIGSTOP), not dead: UCX reports nothing (its kernel still acknowledges TCP, its shared
+     * memory stays mapped), as a kernel TCP socket reports nothing. What a Netty application relies on then must
+     * hold: writes stop at the peer's window and the channel turns unwritable instead of queueing without bound, an
+     * {@link IdleStateHandler} notices the silence, its {@code close()} completes and ends every write, and the
+     * event loop goes on serving its other channels throughout (a close waits for the frozen peer only as long as its
+     * bound, on the loop's own schedule).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"tcp", "shm"})
+    void shouldCloseAChannelWhosePeerIsFrozenWithoutHoldingItsLoop(String kind) throws Exception {
+        UcxTransportConfig config = kind.equals("shm") ? SHM : TCP;
+        try (ChildProcess peer = ChildProcess.java(EchoServerMain.class).args(kind).name("echo server").start()) {
+            int port = Integer.parseInt(peer.expect("PORT ", 30));
+            EventLoopGroup group = group(1, config); // one loop: the frozen peer's channel and the other share it
+            UcxServerSocketChannel local = server(group, group, ch -> ch.pipeline().addLast(new EchoTest.Echo()),
+                    null);
+            Recorder otherSide = new Recorder();
+            Channel other = client(group, ch -> ch.pipeline().addLast(otherSide)).connect(local.localAddress())
+                    .sync().channel();
+            Recorder frozenSide = new Recorder();
+            CompletableFuture<Void> idleAfterFreeze = new CompletableFuture<>();
+            boolean[] frozen = new boolean[1]; // read and written on the loop
+            Channel client = client(group, ch -> ch.pipeline().addLast(new IdleStateHandler(2, 0, 0),
+                    new ChannelInboundHandlerAdapter() {
+                        @Override
+                        public void userEventTriggered(ChannelHandlerContext ctx, Object evt) {
+                            if (evt instanceof IdleStateEvent && frozen[0]) {
+                                idleAfterFreeze.complete(null);
+                                ctx.close();
+                            }
+                        }
+                    }, frozenSide)).connect(new InetSocketAddress(LOOPBACK, port)).sync().channel();
+            client.writeAndFlush(ascii(client, "are you there")).sync();
+            awaitText(frozenSide, "are you there");
+            echoes(other, otherSide, "1");
+
+            peer.stop();
+            long window = config.windowBytes();
+            long markHigh = client.config().getWriteBufferHighWaterMark();
+            int chunk = 64 << 10;
+            List<ChannelFuture> writes = new CopyOnWriteArrayList<>();
+            long taken = client.eventLoop().submit(() -> {
+                frozen[0] = true;
+                long n = 0;
+                while (client.isWritable() && n < 4 * (window + markHigh)) {
+                    ByteBuf b = client.alloc().directBuffer(chunk);
+                    b.writerIndex(chunk);
+                    writes.add(client.writeAndFlush(b));
+                    n += chunk;
+                }
+                return n;
+            }).get(10, TimeUnit.SECONDS);
+            assertFalse(client.isWritable(), "writes to a frozen peer must turn the channel unwritable");
+            assertTrue(taken <= window + markHigh + chunk, "took " + taken + " bytes for a frozen peer with a window"
+                    + " of " + window + " and a high water mark of " + markHigh);
+            echoes(other, otherSide, "2"); // the loop serves its other channel while the first one is stuck
+
+            idleAfterFreeze.get(20, TimeUnit.SECONDS); // 2 s after the last read, which came before the freeze
+            frozenSide.inactive.get(10, TimeUnit.SECONDS);
+            assertTrue(client.closeFuture().isSuccess());
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            for (ChannelFuture w : writes) {
+                assertTrue(w.await(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS),
+                        "a write to the frozen peer never completed");
+            }
+            assertTrue(writes.stream().anyMatch(w -> !w.isSuccess()),
+                    "the writes queued beyond the window must fail with the close");
+            writes.stream().filter(w -> !w.isSuccess()).forEach(w ->
+                    assertInstanceOf(ClosedChannelException.class, w.cause(), () -> String.valueOf(w.cause())));
+            assertEquals(List.of("active", "inactive"), frozenSide.events, "closed by the application: no error");
+            // Past the close's bound for flushing to the frozen peer, the loop still serves its other channel.
+            Thread.sleep(TimeUnit.NANOSECONDS.toMillis(UcxIoHandler.CLOSE_FLUSH_NANOS) + 500);
+            echoes(other, otherSide, "3");
+            other.close().sync();
+            local.close().sync();
+        }
+    }
+
+    private static void awaitText(Recorder r, String expected) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!r.text().equals(expected) && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertEquals(expected, r.text());
+    }
+
+    /** Sends {@code s} on {@code ch} and waits for its echo, after what {@code r} read before. */
+    private static void echoes(Channel ch, Recorder r, String s) throws Exception {
+        String before = r.text();
+        ch.writeAndFlush(ascii(ch, s)).get(5, TimeUnit.SECONDS);
+        awaitText(r, before + s);
     }
 
     @Test

@@ -26,6 +26,9 @@ abstract class UcxTestBase {
 
     static final InetAddress LOOPBACK = InetAddress.getLoopbackAddress();
     static final UcxTransportConfig TCP = UcxTransportConfig.builder().config("TLS", "tcp,self").build();
+    /** Shared memory first; peer error handling off, without which UCX 1.13 keeps shared memory out. */
+    static final UcxTransportConfig SHM = UcxTransportConfig.builder().config("TLS", "sm,tcp,self")
+            .name("shm").peerErrorHandling(false).build();
 
     private final List<EventLoopGroup> groups = new ArrayList<>();
 
