@@ -36,11 +36,20 @@ import java.util.function.Function;
  *       {@link DataProtocol#AUTOMATIC}, the largest data message sent eager over shared memory whatever UCX's
  *       threshold.</li>
  * </ul>
- * One UCX option has a default of the transport's own on UCX 1.18 and later, used when neither the config nor the
- * environment sets it: {@code TCP_TX_SEG_SIZE} {@value #TCP_SEGMENT_DEFAULT} (UCX's is 8K). Those releases send an
- * eager message over tcp in fragments of that size, each a socket call and a message to reassemble: with 8K, 64 KiB
- * echoes over tcp ran at half the rate they reach with 64K, and at half of UCX 1.13's, which sends them in one call
- * (and refuses the option set this way, with a warning).
+ * Two UCX options have defaults of the transport's own, each used when neither the config nor the environment sets
+ * it:
+ * <ul>
+ *   <li>{@code TCP_TX_SEG_SIZE} {@value #TCP_SEGMENT_DEFAULT} on UCX 1.18 and later (UCX's is 8K). Those releases send
+ *       an eager message over tcp in fragments of that size, each a socket call and a message to reassemble: with 8K,
+ *       64 KiB echoes over tcp ran at half the rate they reach with 64K, and at half of UCX 1.13's, which sends them
+ *       in one call (and refuses the option set this way, with a warning).</li>
+ *   <li>{@code MAX_RNDV_RAILS} {@value #RNDV_RAILS_TCP_ALONE} where the transports ({@code TLS}) are tcp alone
+ *       ({@code tcp}, with or without {@code self}) and the data protocol is not {@link DataProtocol#BY_SIZE}. There
+ *       every data message goes eager, on the connection's first lane, so the second rendezvous lane UCX adds on a
+ *       host with a second network device (UCX's default is two rails) carries nothing, while every progress call
+ *       polls its interface too: an {@code epoll_wait} more for each, twice as many in all. Measured, gRPC streaming
+ *       and 64 KiB echo windows over tcp gained with one rail (bench/RESULTS.md, round 18).</li>
+ * </ul>
  * <p>
  * Over tcp alone, data messages are cut to fit one of UCX's tcp segments ({@link #tcpMessageBytes()}): UCP sends a
  * larger eager message in fragments and reassembles it on the receiving side in memory it allocates for each message,
@@ -54,6 +63,11 @@ public final class UcxTransportConfig {
     static final String TCP_SEGMENT = "TCP_TX_SEG_SIZE";
     /** Its value when neither the config nor the environment gives one. */
     static final String TCP_SEGMENT_DEFAULT = "64k";
+
+    /** The UCX option {@link #contextDefaults} sets over tcp alone: how many lanes a rendezvous may use. */
+    static final String RNDV_RAILS = "MAX_RNDV_RAILS";
+    /** Its value over tcp alone, where no data goes by rendezvous. */
+    static final String RNDV_RAILS_TCP_ALONE = "1";
 
     /** The UCX option of the tcp transport's receive segment, and its value when nothing sets it (1.13 to 1.23). */
     static final String TCP_RX_SEGMENT = "TCP_RX_SEG_SIZE";
@@ -126,21 +140,51 @@ public final class UcxTransportConfig {
 
     /**
      * The UCX options the transport sets on its contexts beside {@code options}: those of its own defaults that apply
-     * to {@code ucx} and that neither {@code options} nor the environment ({@code UCX_}<i>key</i>) sets.
+     * to {@code ucx} and {@code protocol} and that neither {@code options} nor the environment
+     * ({@code UCX_}<i>key</i>) sets.
      *
      * @param options     a config's UCX options
      * @param environment the environment's variables by name
      * @param ucx         the UCX release the contexts run on
-     * @return options to set before {@code options}
+     * @param protocol    the config's data protocol
+     * @return options to set before {@code options}, in a fixed order
      */
     static Map<String, String> contextDefaults(Map<String, String> options,
                                                Function<String, String> environment,
-                                               UcxVersion ucx) {
-        if (!ucx.atLeast(1, 18) || options.containsKey(TCP_SEGMENT)
-                || environment.apply("UCX_" + TCP_SEGMENT) != null) {
-            return Map.of();
+                                               UcxVersion ucx, DataProtocol protocol) {
+        Map<String, String> m = new LinkedHashMap<>();
+        if (ucx.atLeast(1, 18) && unset(TCP_SEGMENT, options, environment)) {
+            m.put(TCP_SEGMENT, TCP_SEGMENT_DEFAULT);
         }
-        return Map.of(TCP_SEGMENT, TCP_SEGMENT_DEFAULT);
+        String tls = options.containsKey("TLS") ? options.get("TLS") : environment.apply("UCX_TLS");
+        if (protocol != DataProtocol.BY_SIZE && tlsTcpAlone(tls) && unset(RNDV_RAILS, options, environment)) {
+            m.put(RNDV_RAILS, RNDV_RAILS_TCP_ALONE);
+        }
+        return m;
+    }
+
+    private static boolean unset(String key, Map<String, String> options, Function<String, String> environment) {
+        return !options.containsKey(key) && environment.apply("UCX_" + key) == null;
+    }
+
+    /**
+     * Whether a {@code UCX_TLS} value names tcp and nothing else but {@code self}. A negation ({@code ^...}), an alias
+     * or UCX's default (none set) may bring in other transports, so those are not tcp alone.
+     */
+    static boolean tlsTcpAlone(String tls) {
+        if (tls == null) {
+            return false;
+        }
+        boolean tcp = false;
+        for (String t : tls.split(",")) {
+            String name = t.trim().toLowerCase(Locale.ROOT);
+            if (name.equals("tcp")) {
+                tcp = true;
+            } else if (!name.equals("self")) {
+                return false;
+            }
+        }
+        return tcp;
     }
 
     /**
@@ -248,7 +292,8 @@ public final class UcxTransportConfig {
      * @return an unmodifiable map, keys without the {@code UCX_} prefix
      */
     public Map<String, String> contextOptions() {
-        Map<String, String> m = new LinkedHashMap<>(contextDefaults(ucxConfig, System::getenv, UcxVersion.runtime()));
+        Map<String, String> m = new LinkedHashMap<>(contextDefaults(ucxConfig, System::getenv, UcxVersion.runtime(),
+                dataProtocol));
         m.putAll(ucxConfig);
         return Collections.unmodifiableMap(m);
     }
@@ -348,7 +393,7 @@ public final class UcxTransportConfig {
 
     /** What decides whether two configs can share a {@code UcpContext}. */
     Object contextKey() {
-        return Map.entry(ucxConfig, Objects.toString(name, ""));
+        return Map.entry(contextOptions(), Objects.toString(name, "")); // the defaults depend on the data protocol
     }
 
     @Override

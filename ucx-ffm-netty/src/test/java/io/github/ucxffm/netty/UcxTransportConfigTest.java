@@ -16,29 +16,72 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 class UcxTransportConfigTest {
 
     private static final UcxVersion UCX_1_18 = new UcxVersion(1, 18, 1);
+    private static final UcxTransportConfig.DataProtocol AUTO = UcxTransportConfig.DataProtocol.AUTOMATIC;
 
     @Test
     void shouldSendTcpInLargeSegmentsUnlessTheUserChoseASize() {
         Map<String, String> none = Map.of();
         assertEquals(Map.of("TCP_TX_SEG_SIZE", "64k"), UcxTransportConfig.contextDefaults(none, name -> null,
-                UCX_1_18));
+                UCX_1_18, AUTO));
         assertEquals(Map.of("TCP_TX_SEG_SIZE", "64k"), UcxTransportConfig.contextDefaults(none, name -> null,
-                new UcxVersion(1, 23, 0)));
+                new UcxVersion(1, 23, 0), AUTO));
         // set in the config (with or without the UCX_ prefix, which the builder strips), or in the environment
         UcxTransportConfig own = UcxTransportConfig.builder().config("UCX_TCP_TX_SEG_SIZE", "16k").build();
-        assertEquals(Map.of(), UcxTransportConfig.contextDefaults(own.ucxConfig(), name -> null, UCX_1_18));
+        assertEquals(Map.of(), UcxTransportConfig.contextDefaults(own.ucxConfig(), name -> null, UCX_1_18, AUTO));
         assertEquals(Map.of(), UcxTransportConfig.contextDefaults(none,
-                name -> name.equals("UCX_TCP_TX_SEG_SIZE") ? "8k" : null, UCX_1_18));
+                name -> name.equals("UCX_TCP_TX_SEG_SIZE") ? "8k" : null, UCX_1_18, AUTO));
         // other options and variables change nothing
-        UcxTransportConfig tls = UcxTransportConfig.builder().config("TLS", "tcp").build();
+        UcxTransportConfig tls = UcxTransportConfig.builder().config("TLS", "sm,tcp").build();
         assertEquals(Map.of("TCP_TX_SEG_SIZE", "64k"), UcxTransportConfig.contextDefaults(tls.ucxConfig(),
-                name -> name.equals("UCX_TLS") ? "tcp" : null, UCX_1_18));
+                name -> name.equals("UCX_TLS") ? "tcp" : null, UCX_1_18, AUTO));
+    }
+
+    /**
+     * Over tcp alone every data message goes eager, so the second rendezvous lane would only add an interface to poll:
+     * one rail, on every release, unless the data may go by rendezvous ({@code BY_SIZE}), the transports are not tcp
+     * alone, or the user chose the rails.
+     */
+    @Test
+    void shouldUseOneRendezvousRailOverTcpAlone() {
+        Map<String, String> one = Map.of("MAX_RNDV_RAILS", "1");
+        UcxVersion ucx113 = new UcxVersion(1, 13, 1);
+        for (String tls : List.of("tcp", "tcp,self", " self , TCP ")) {
+            Map<String, String> options = Map.of("TLS", tls);
+            assertEquals(one, UcxTransportConfig.contextDefaults(options, name -> null, ucx113, AUTO), tls);
+            assertEquals(one, UcxTransportConfig.contextDefaults(options, name -> null, ucx113,
+                    UcxTransportConfig.DataProtocol.EAGER), tls);
+            assertEquals(Map.of(), UcxTransportConfig.contextDefaults(options, name -> null, ucx113,
+                    UcxTransportConfig.DataProtocol.BY_SIZE), tls);
+            assertEquals("1", UcxTransportConfig.contextDefaults(options, name -> null, UCX_1_18, AUTO)
+                    .get("MAX_RNDV_RAILS"), tls);
+        }
+        // from the environment too, where the config names no transports; the config's own TLS wins over it
+        assertEquals(one, UcxTransportConfig.contextDefaults(Map.of(), name -> name.equals("UCX_TLS") ? "tcp" : null,
+                ucx113, AUTO));
+        assertEquals(Map.of(), UcxTransportConfig.contextDefaults(Map.of("TLS", "sm,tcp,self"),
+                name -> name.equals("UCX_TLS") ? "tcp" : null, ucx113, AUTO));
+        // anything that may bring in another transport, or no transports named at all (UCX's default: all)
+        for (String tls : List.of("sm,tcp,self", "tcp,rc", "^sm", "^tcp", "self", "all", "")) {
+            assertEquals(Map.of(), UcxTransportConfig.contextDefaults(Map.of("TLS", tls), name -> null, ucx113,
+                    AUTO), tls);
+        }
+        assertEquals(Map.of(), UcxTransportConfig.contextDefaults(Map.of(), name -> null, ucx113, AUTO));
+        // the user's choice of rails, in the config or the environment, stands
+        assertEquals(Map.of(), UcxTransportConfig.contextDefaults(Map.of("TLS", "tcp", "MAX_RNDV_RAILS", "2"),
+                name -> null, ucx113, AUTO));
+        assertEquals(Map.of(), UcxTransportConfig.contextDefaults(Map.of("TLS", "tcp"),
+                name -> name.equals("UCX_MAX_RNDV_RAILS") ? "2" : null, ucx113, AUTO));
+        // what a context of such a config gets on the UCX loaded here
+        UcxTransportConfig tcp = UcxTransportConfig.builder().config("TLS", "tcp").build();
+        if (System.getenv("UCX_MAX_RNDV_RAILS") == null) {
+            assertEquals("1", tcp.contextOptions().get("MAX_RNDV_RAILS"));
+        }
     }
 
     /** UCX 1.13 sends a large eager message over tcp in one call already, and warns about the option set this way. */
     @Test
     void shouldLeaveUcx113AsItIs() {
-        assertEquals(Map.of(), UcxTransportConfig.contextDefaults(Map.of(), name -> null, new UcxVersion(1, 13, 1)));
+        assertEquals(Map.of(), UcxTransportConfig.contextDefaults(Map.of(), name -> null, new UcxVersion(1, 13, 1), AUTO));
     }
 
     /**
@@ -51,7 +94,7 @@ class UcxTransportConfigTest {
         int headroom = UcxTransportConfig.TCP_SEGMENT_HEADROOM;
         assertEquals(65536 - headroom, UcxTransportConfig.tcpMessageBytes(Map.of(), name -> null, ucx113));
         // 1.18: the options a context gets carry the transport's send segment of 64k
-        Map<String, String> defaults118 = UcxTransportConfig.contextDefaults(Map.of(), name -> null, UCX_1_18);
+        Map<String, String> defaults118 = UcxTransportConfig.contextDefaults(Map.of(), name -> null, UCX_1_18, AUTO);
         assertEquals(65536 - headroom, UcxTransportConfig.tcpMessageBytes(defaults118, name -> null, UCX_1_18));
         // UCX's own 8K send segment, where nothing sets one, cuts messages on 1.18, not on 1.13
         assertEquals(8192 - headroom, UcxTransportConfig.tcpMessageBytes(Map.of(), name -> null, UCX_1_18));
@@ -97,7 +140,7 @@ class UcxTransportConfigTest {
     void shouldGiveContextsTheDefaultsOfTheLoadedUcxThenTheConfigsOptions() {
         UcxTransportConfig tls = UcxTransportConfig.builder().config("TLS", "tcp").build();
         Map<String, String> expected = new LinkedHashMap<>(UcxTransportConfig.contextDefaults(tls.ucxConfig(),
-                System::getenv, UcxVersion.runtime()));
+                System::getenv, UcxVersion.runtime(), AUTO));
         expected.put("TLS", "tcp");
         assertEquals(expected, tls.contextOptions());
         assertEquals(List.copyOf(expected.keySet()), List.copyOf(tls.contextOptions().keySet()), "defaults first");
