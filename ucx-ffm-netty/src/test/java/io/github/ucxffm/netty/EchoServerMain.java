@@ -19,7 +19,7 @@ public final class EchoServerMain {
     /**
      * Runs the server.
      *
-     * @param args {@code shm} for {@link UcxTestBase.SHM}'s settings; none (or {@code tcp}) for
+     * @param args {@code shm} for {@link UcxTestBase#SHM}'s settings; none (or {@code tcp}) for
      *             {@link UcxTestBase#TCP}'s
      * @throws Exception if it cannot listen
      */
