@@ -1452,11 +1452,6 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         return ep == null ? java.util.Set.of() : ep.transports();
     }
 
-    /** UCX's description of the endpoint's lanes ({@code ucp_ep_print_info}), on the channel's loop: for tests. */
-    String describeEndpoint() {
-        return ep == null ? "" : ep.describe();
-    }
-
     /** Closes the endpoint at once without telling the peer, as a crash would: for tests of peer failure. */
     void killEndpointForTest() {
         UcpEndpoint e = ep;
