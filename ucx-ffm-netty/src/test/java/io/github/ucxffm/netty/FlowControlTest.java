@@ -7,9 +7,11 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
+import io.github.ucxffm.testsupport.Await;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -102,10 +104,7 @@ class FlowControlTest extends UcxTestBase {
 
         // Reading resumes: everything arrives, and the writer becomes writable again.
         accepted.get().config().setAutoRead(true);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (received.get() < written.get() && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
+        Await.until("everything written received", Duration.ofSeconds(20), () -> received.get() >= written.get());
         assertEquals(written.get(), received.get());
         assertTrue(client.eventLoop().submit(client::isWritable).get());
         client.close().sync();

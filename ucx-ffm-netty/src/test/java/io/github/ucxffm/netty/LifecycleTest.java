@@ -13,6 +13,7 @@ import io.netty.channel.socket.ChannelInputShutdownEvent;
 import io.netty.channel.socket.ChannelInputShutdownReadComplete;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.handler.timeout.IdleStateHandler;
+import io.github.ucxffm.testsupport.Await;
 import io.github.ucxffm.testsupport.ChildProcess;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -30,6 +31,7 @@ import java.net.SocketAddress;
 import java.nio.channels.ClosedChannelException;
 import java.nio.channels.UnresolvedAddressException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
@@ -570,12 +572,9 @@ class LifecycleTest extends UcxTestBase {
         }
     }
 
-    private static void awaitText(Recorder r, String expected) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!r.text().equals(expected) && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
-        assertEquals(expected, r.text());
+    private static void awaitText(Recorder r, String expected) {
+        Await.until(() -> "\"" + expected + "\" read, read so far: \"" + r.text() + "\"", Duration.ofSeconds(20),
+                Await::pause, () -> r.text().equals(expected));
     }
 
     /** Sends {@code s} on {@code ch} and waits for its echo, after what {@code r} read before. */
@@ -635,10 +634,7 @@ class LifecycleTest extends UcxTestBase {
         assertTrue(shut.await(10, TimeUnit.SECONDS));
         int total = 64 << 10; // four windows: goes through only if the dropped bytes are credited
         client.writeAndFlush(client.alloc().directBuffer(total).writeZero(total)).sync();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (client.bytesSent() < total && System.nanoTime() < deadline) {
-            Thread.sleep(10);
-        }
+        Await.until("all " + total + " bytes sent", Duration.ofSeconds(20), () -> client.bytesSent() >= total);
         assertEquals(total, client.bytesSent());
         assertEquals("", serverSide.text(), "nothing reaches a pipeline whose input is shut");
         client.close().sync();
