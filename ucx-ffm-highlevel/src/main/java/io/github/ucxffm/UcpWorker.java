@@ -178,6 +178,9 @@ public final class UcpWorker extends UcxHandle {
 
     /** {@link #check()}, and refuses inside a callback: for closing the worker's context. */
     void checkClosable() {
+        if (handle == null) {
+            return; // a worker whose creation failed is being closed by its constructor
+        }
         check();
         upcalls.refuseInCallback("closing the context");
     }
@@ -825,6 +828,9 @@ public final class UcpWorker extends UcxHandle {
 
     @Override
     void beforeClose() {
+        if (handle == null) {
+            return; // ucp_worker_create failed in the constructor: no parts were made, nothing to refuse or cancel
+        }
         check();
         upcalls.refuseInCallback("closing the worker");
         // Receives still posted would otherwise be matched while the endpoints close (closing progresses the

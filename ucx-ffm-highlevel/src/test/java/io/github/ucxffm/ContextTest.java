@@ -63,6 +63,26 @@ class ContextTest {
         assertThrows(IllegalArgumentException.class, () -> UcpContext.builder().estimatedEndpoints(0));
     }
 
+    /**
+     * A worker UCX refuses to create (its one transport refuses the options: a tcp receive segment smaller than the
+     * send segment) fails with the call and the status, is no child of its context, and leaves the context able
+     * to close. UCX 1.13 takes a transport's option through the context by its name without the transport's prefix,
+     * later releases with it.
+     */
+    @Test
+    void shouldReportAWorkerUcxCannotCreateAndLeaveTheContextClosable() {
+        String rxSegment = UcxVersion.runtime().atLeast(1, 14) ? "TCP_RX_SEG_SIZE" : "RX_SEG_SIZE";
+        try (UcpContext context = UcpContext.builder().features(UcpContext.Feature.TAG).config("TLS", "tcp")
+                .config(rxSegment, "4k").build()) {
+            UcxException refused = assertThrows(UcxException.class, context::newWorker);
+            assertTrue(refused.getMessage().startsWith("ucp_worker_create"), refused.getMessage());
+            assertEquals(0, context.childrenSnapshot().size(), "the failed worker is no child of the context");
+            // a second try fails the same way (not with a state the first left behind)
+            assertTrue(assertThrows(UcxException.class, context::newWorker).getMessage()
+                    .startsWith("ucp_worker_create"));
+        } // and the context closes
+    }
+
     @Test
     void shouldRefuseFeaturesNewerThanTheRuntimeNamingTheVersions() {
         if (UcxVersion.runtime().atLeast(1, 15)) {

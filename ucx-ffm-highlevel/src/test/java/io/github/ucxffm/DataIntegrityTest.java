@@ -8,6 +8,7 @@ import io.github.ucxffm.peer.IntegrityReceiver;
 import io.github.ucxffm.peer.IntegritySender;
 import io.github.ucxffm.testsupport.Await;
 import io.github.ucxffm.testsupport.ChildProcess;
+import io.github.ucxffm.testsupport.UcxLogCapture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -243,6 +244,7 @@ class DataIntegrityTest {
     void shouldDeliverEveryMessageIntactAndExactlyOnceUnderLoad(String tls) throws Exception {
         Integrity.Config cfg = config(tls, 3500);
         IntegrityHub[] hubs = new IntegrityHub[1];
+        UcxVersion.runtime(); // UCX loaded through the bindings before the capture binds its logger
         UcxLogCapture ucxLog = UcxLogCapture.start();
         try (ucxLog; UcpContext context = context(tls);
              UcpWorker worker = context.newWorker()) {

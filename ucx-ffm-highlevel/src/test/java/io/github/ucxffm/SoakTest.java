@@ -7,6 +7,7 @@ import io.github.ucxffm.peer.IntegrityPeer;
 import io.github.ucxffm.peer.IntegrityReceiver;
 import io.github.ucxffm.peer.IntegritySender;
 import io.github.ucxffm.testsupport.ChildProcess;
+import io.github.ucxffm.testsupport.UcxLogCapture;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -293,6 +294,7 @@ class SoakTest {
         List<UcxLogCapture.Entry> tcpClose;
         List<UcxLogCapture.Entry> shmClose;
         List<UcxLogCapture.Entry> contextClose;
+        UcxVersion.runtime(); // UCX loaded through the bindings before the capture binds its logger
         UcxLogCapture ucx = UcxLogCapture.start();
         try (ucx) {
             UcpContext context = context();

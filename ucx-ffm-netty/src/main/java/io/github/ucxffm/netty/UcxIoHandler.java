@@ -217,7 +217,7 @@ public final class UcxIoHandler implements IoHandler {
         }
     }
 
-    private static UcpContext newContext(UcxTransportConfig config) {
+    static UcpContext newContext(UcxTransportConfig config) {
         UcpContext.Builder b = UcpContext.builder().features(UcpContext.Feature.AM, UcpContext.Feature.WAKEUP);
         config.contextOptions().forEach(b::config);
         if (config.name() != null) {

@@ -36,13 +36,24 @@ import java.util.function.Function;
  *       {@link DataProtocol#AUTOMATIC}, the largest data message sent eager over shared memory whatever UCX's
  *       threshold.</li>
  * </ul>
- * Two UCX options have defaults of the transport's own, each used when neither the config nor the environment sets
- * it:
+ * Three UCX options have defaults of the transport's own, each used when neither the config nor the environment
+ * sets it:
  * <ul>
- *   <li>{@code TCP_TX_SEG_SIZE} {@value #TCP_SEGMENT_DEFAULT} on UCX 1.18 and later (UCX's is 8K). Those releases send
- *       an eager message over tcp in fragments of that size, each a socket call and a message to reassemble: with 8K,
- *       64 KiB echoes over tcp ran at half the rate they reach with 64K, and at half of UCX 1.13's, which sends them
- *       in one call (and refuses the option set this way, with a warning).</li>
+ *   <li>where the transports ({@code TLS}) may include tcp, the tcp transport's receive segment
+ *       ({@code TCP_RX_SEG_SIZE}, UCX's default 64K) and, on UCX 1.18 and later, its send segment
+ *       ({@code TCP_TX_SEG_SIZE}, UCX's default 8K), both {@value #TCP_SEGMENT_DEFAULT}. UCX sends an eager message
+ *       over tcp in fragments of at most a segment (1.18 and later the send segment, 1.13 the receive segment), each
+ *       a message to handle on both sides. With 128K a 64 KiB write goes as one UCX message with its framing (a
+ *       64 KiB gRPC message is 65,577 bytes with its HTTP/2 and gRPC headers), with 64K as two; measured in
+ *       alternated runs, windows of 64 KiB echoes over tcp gained with 128K on UCX 1.13 and 1.18, gRPC streaming and
+ *       ping-pong did not change beyond the noise (bench/RESULTS.md, round 19). UCX's 8K send segment halved the rate of 64 KiB echoes against 64K (round 13).
+ *       A segment the user sets bounds the other's default, since UCX refuses to open tcp with a receive segment
+ *       smaller than the send segment: with {@code TCP_RX_SEG_SIZE=32k} alone the send segment is 32k too, and with a
+ *       send segment above {@value #TCP_SEGMENT_DEFAULT} the receive segment is left to the user. UCX 1.13 takes its
+ *       transports' options through a context only by their names without the transport's prefix
+ *       ({@code RX_SEG_SIZE}; {@code TCP_RX_SEG_SIZE} given that way draws an "invalid configuration" warning and
+ *       is ignored); 1.18 and later take them with the prefix. On 1.14 to 1.17, which did not run here, the transport
+ *       leaves both segments to UCX.</li>
  *   <li>{@code MAX_RNDV_RAILS} {@value #RNDV_RAILS_TCP_ALONE} where the transports ({@code TLS}) are tcp alone
  *       ({@code tcp}, with or without {@code self}) and the data protocol is not {@link DataProtocol#BY_SIZE}. There
  *       every data message goes eager, on the connection's first lane, so the second rendezvous lane UCX adds on a
@@ -53,24 +64,30 @@ import java.util.function.Function;
  * <p>
  * Over tcp alone, data messages are cut to fit one of UCX's tcp segments ({@link #tcpMessageBytes()}): UCP sends a
  * larger eager message in fragments and reassembles it on the receiving side in memory it allocates for each message,
- * one more copy of every byte before the transport's own. The segment is UCX's receive segment
- * ({@code TCP_RX_SEG_SIZE}, 64K unless set), and on UCX 1.18 and later no larger than the send segment
- * ({@code TCP_TX_SEG_SIZE}).
+ * one more copy of every byte before the transport's own. The segment is UCX's receive segment, and on UCX 1.18 and
+ * later no larger than the send segment.
  */
 public final class UcxTransportConfig {
 
-    /** The UCX option {@link #contextDefaults} sets: the tcp transport's send segment. */
+    /** The UCX option {@link #contextDefaults} sets on UCX 1.18 and later: the tcp transport's send segment. */
     static final String TCP_SEGMENT = "TCP_TX_SEG_SIZE";
-    /** Its value when neither the config nor the environment gives one. */
-    static final String TCP_SEGMENT_DEFAULT = "64k";
+    /**
+     * The value of the tcp transport's segments when neither the config nor the environment gives one: a 64 KiB write
+     * and its framing in one UCX message.
+     */
+    static final String TCP_SEGMENT_DEFAULT = "128k";
 
     /** The UCX option {@link #contextDefaults} sets over tcp alone: how many lanes a rendezvous may use. */
     static final String RNDV_RAILS = "MAX_RNDV_RAILS";
     /** Its value over tcp alone, where no data goes by rendezvous. */
     static final String RNDV_RAILS_TCP_ALONE = "1";
 
-    /** The UCX option of the tcp transport's receive segment, and its value when nothing sets it (1.13 to 1.23). */
+    /** The UCX option of the tcp transport's receive segment, and UCX's value when nothing sets it (1.13 to 1.23). */
     static final String TCP_RX_SEGMENT = "TCP_RX_SEG_SIZE";
+    /** The name under which UCX 1.13's context takes {@link #TCP_RX_SEGMENT}: without the transport's prefix. */
+    static final String TCP_RX_SEGMENT_UNPREFIXED = "RX_SEG_SIZE";
+    /** {@link #TCP_SEGMENT} without the transport's prefix, as UCX 1.13's context takes it. */
+    static final String TCP_SEGMENT_UNPREFIXED = "TX_SEG_SIZE";
     static final long TCP_RX_SEGMENT_UCX_DEFAULT = 64 << 10;
     /** UCX's own send segment over tcp, where neither the transport's default nor the user sets one. */
     static final long TCP_TX_SEGMENT_UCX_DEFAULT = 8 << 10;
@@ -153,18 +170,85 @@ public final class UcxTransportConfig {
                                                Function<String, String> environment,
                                                UcxVersion ucx, DataProtocol protocol) {
         Map<String, String> m = new LinkedHashMap<>();
-        if (ucx.atLeast(1, 18) && unset(TCP_SEGMENT, options, environment)) {
-            m.put(TCP_SEGMENT, TCP_SEGMENT_DEFAULT);
-        }
         String tls = options.containsKey("TLS") ? options.get("TLS") : environment.apply("UCX_TLS");
+        // an option of a transport the context does not open draws UCX's "invalid configuration" warning
+        if (tlsMayUseTcp(tls)) {
+            // UCX refuses to open tcp (and so to create a worker) with a receive segment smaller than the send
+            // segment: a segment the user chose bounds the default of the other, or keeps it unset when unreadable
+            String userRx = userValue(TCP_RX_SEGMENT, TCP_RX_SEGMENT_UNPREFIXED, options, environment);
+            String userTx = userValue(TCP_SEGMENT, TCP_SEGMENT_UNPREFIXED, options, environment);
+            long segment = parseUcxBytes(TCP_SEGMENT_DEFAULT);
+            String rxSegment = rxSegmentOption(ucx);
+            if (rxSegment != null && userRx == null
+                    && (userTx == null || between(parseUcxBytes(userTx), 1, segment))) {
+                m.put(rxSegment, TCP_SEGMENT_DEFAULT);
+            }
+            if (ucx.atLeast(1, 18) && userTx == null) {
+                long rx = userRx == null ? segment : parseUcxBytes(userRx);
+                if (rx > 0) {
+                    m.put(TCP_SEGMENT, rx >= segment ? TCP_SEGMENT_DEFAULT : userRx.trim());
+                }
+            }
+        }
         if (protocol != DataProtocol.BY_SIZE && tlsTcpAlone(tls) && unset(RNDV_RAILS, options, environment)) {
             m.put(RNDV_RAILS, RNDV_RAILS_TCP_ALONE);
         }
         return m;
     }
 
+    /**
+     * The name under which a context on {@code ucx} takes the tcp transport's receive segment, or {@code null} where
+     * that was not tried: UCX 1.13 takes it without the transport's prefix and 1.18 and later with it (and refuse it
+     * without, 1.23 with an error); 1.14 to 1.17 did not run here.
+     */
+    static String rxSegmentOption(UcxVersion ucx) {
+        return ucx.atLeast(1, 18) ? TCP_RX_SEGMENT : ucx.atLeast(1, 14) ? null : TCP_RX_SEGMENT_UNPREFIXED;
+    }
+
+    /**
+     * What the user set for a tcp option: in the config under its name or its name without the transport's prefix
+     * (UCX 1.13's), else in the environment; {@code null} if nowhere.
+     */
+    private static String userValue(String key, String unprefixed, Map<String, String> options,
+                                    Function<String, String> environment) {
+        String v = options.containsKey(key) ? options.get(key) : options.get(unprefixed);
+        return v != null ? v : environment.apply("UCX_" + key);
+    }
+
+    private static boolean between(long value, long min, long max) {
+        return value >= min && value <= max;
+    }
+
     private static boolean unset(String key, Map<String, String> options, Function<String, String> environment) {
         return !options.containsKey(key) && environment.apply("UCX_" + key) == null;
+    }
+
+    /**
+     * Whether a {@code UCX_TLS} value may bring in UCX's tcp transport: none set (UCX's default, all), {@code all},
+     * tcp named, or a negation ({@code ^...}) that does not name it.
+     */
+    static boolean tlsMayUseTcp(String tls) {
+        if (tls == null || tls.isBlank()) {
+            return true;
+        }
+        String list = tls.trim();
+        boolean negation = list.startsWith("^");
+        boolean named = false;
+        for (String t : (negation ? list.substring(1) : list).split(",")) {
+            String name = t.trim().toLowerCase(Locale.ROOT);
+            if (name.startsWith("\\")) {
+                name = name.substring(1); // UCX's mark for a name that is not an alias
+            }
+            int colon = name.indexOf(':');
+            if (colon >= 0) {
+                name = name.substring(0, colon); // tcp:aux
+            }
+            if (name.equals("all") && !negation) {
+                return true;
+            }
+            named |= name.equals("tcp");
+        }
+        return negation != named;
     }
 
     /**
@@ -190,9 +274,9 @@ public final class UcxTransportConfig {
     /**
      * The largest data message that UCX sends over tcp in one fragment: {@link #TCP_SEGMENT_HEADROOM} less than the
      * tcp segment of the contexts, which is the receive segment and, on UCX 1.18 and later, no larger than the send
-     * segment. Each comes from {@code contextOptions} (on 1.18 and later only: UCX 1.13 refuses its transports'
-     * options set through the context, with a warning), else from the environment ({@code UCX_}<i>key</i>), else
-     * UCX's default. A value UCX would not parse counts as the default (UCX then refuses it itself).
+     * segment. Each comes from {@code contextOptions} under the name that reaches UCX on {@code ucx}
+     * ({@link #rxSegmentOption}; no send segment before 1.18), else from the environment ({@code UCX_}<i>key</i>),
+     * else UCX's default. A value UCX would not parse counts as the default (UCX then refuses it itself).
      *
      * @param contextOptions what a context gets ({@link #contextOptions()})
      * @param environment    the environment's variables by name
@@ -201,22 +285,21 @@ public final class UcxTransportConfig {
      */
     static int tcpMessageBytes(Map<String, String> contextOptions, Function<String, String> environment,
                                UcxVersion ucx) {
-        // From 1.18 on UCX takes its transports' options through the context, and sends eager messages over tcp in
-        // send segments; 1.13 does neither
-        boolean from118 = ucx.atLeast(1, 18);
-        long segment = segmentBytes(TCP_RX_SEGMENT, TCP_RX_SEGMENT_UCX_DEFAULT, contextOptions, from118, environment);
-        if (from118) {
-            segment = Math.min(segment, segmentBytes(TCP_SEGMENT, TCP_TX_SEGMENT_UCX_DEFAULT, contextOptions, true,
-                    environment));
+        // From 1.18 on UCX sends eager messages over tcp in send segments; 1.13 does not
+        long segment = segmentBytes(rxSegmentOption(ucx), TCP_RX_SEGMENT, TCP_RX_SEGMENT_UCX_DEFAULT, contextOptions,
+                environment);
+        if (ucx.atLeast(1, 18)) {
+            segment = Math.min(segment, segmentBytes(TCP_SEGMENT, TCP_SEGMENT, TCP_TX_SEGMENT_UCX_DEFAULT,
+                    contextOptions, environment));
         }
         return (int) Math.max(TCP_MESSAGE_MIN, Math.min(Integer.MAX_VALUE, segment - TCP_SEGMENT_HEADROOM));
     }
 
-    private static long segmentBytes(String key, long ucxDefault, Map<String, String> options,
-                                      boolean optionsReachUcx, Function<String, String> environment) {
-        String value = optionsReachUcx ? options.get(key) : null;
+    private static long segmentBytes(String optionKey, String environmentKey, long ucxDefault,
+                                     Map<String, String> options, Function<String, String> environment) {
+        String value = optionKey == null ? null : options.get(optionKey);
         if (value == null) {
-            value = environment.apply("UCX_" + key);
+            value = environment.apply("UCX_" + environmentKey);
         }
         long bytes = value == null ? -1 : parseUcxBytes(value);
         return bytes > 0 ? bytes : ucxDefault;

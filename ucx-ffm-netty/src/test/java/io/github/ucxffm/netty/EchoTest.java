@@ -222,8 +222,8 @@ class EchoTest extends UcxTestBase {
     /**
      * Over tcp alone, where data goes eager, a write larger than one of UCX's tcp segments is cut into messages that
      * each fit one ({@link UcxTransportConfig#tcpMessageBytes()}), so that UCX sends and delivers each in one piece
-     * rather than reassembling it in memory of its own: 300,000 bytes go as five messages of at most 65,024 bytes,
-     * and come back in order and intact. Over shared memory, and over tcp when UCX chooses the protocol by size, the
+     * rather than reassembling it in memory of its own: 300,000 bytes go as three messages of at most 130,560 bytes
+     * with the transport's 128K segments, and come back in order and intact. Over shared memory, and over tcp when UCX chooses the protocol by size, the
      * same write is one message.
      */
     @Test
@@ -291,15 +291,17 @@ class EchoTest extends UcxTestBase {
      * Over tcp alone, a flush of many small writes goes to UCX as one buffer (UCX's tcp transport sends a list of
      * pieces six at a time, one socket call each): the bytes come back in order and intact, from one copy per such
      * flush. A flush of a few pieces goes as its pieces, and over shared memory every flush does. Over tcp the
-     * flush of 90,000 bytes is larger than one of UCX's tcp segments and goes as two messages, each of three pieces
-     * or fewer.
+     * flush of 180,000 bytes is larger than one of UCX's tcp segments and goes cut into messages of one segment
+     * (two with the transport's 128K segments), each of three pieces or fewer.
      */
     @Test
     void shouldCopyAFlushOfSmallWritesIntoOneBufferOverTcpAlone() throws Exception {
         UcxTransportConfig tcp = UcxTransportConfig.builder().config("TLS", "tcp").name("tcp-gather").build();
         EchoSeen overTcp = smallWritesEcho(tcp);
         assertTrue(UcxSocketChannel.tcpAlone(overTcp.transports()), "lanes " + overTcp.transports());
-        assertEquals(5, overTcp.messagesSent(), "one data message per flush, two for the flush of 90,000 bytes");
+        int cut = tcp.tcpMessageBytes();
+        assertEquals(3 + (3 * 60_000 + cut - 1) / cut, overTcp.messagesSent(),
+                "one data message per flush, the flush of 180,000 bytes cut at " + cut);
         assertEquals(2, overTcp.gathersCopied(), "the two flushes of many small pieces copied, the others not");
         UcxTransportConfig shm = UcxTransportConfig.builder().config("TLS", "sm,tcp,self").name("shm-gather")
                 .peerErrorHandling(false).build();
@@ -365,7 +367,7 @@ class EchoTest extends UcxTestBase {
     }
 
     /**
-     * Echoes four flushes, each checked on its way back: 60 writes of 100 to 139 bytes, then 3 writes of 30,000
+     * Echoes four flushes, each checked on its way back: 60 writes of 100 to 139 bytes, then 3 writes of 60,000
      * bytes, then one composite buffer of 40 pieces, then 4 writes of 50 bytes (as many pieces as one call takes).
      */
     private EchoSeen smallWritesEcho(UcxTransportConfig config) throws Exception {
@@ -373,7 +375,7 @@ class EchoTest extends UcxTestBase {
         for (int i = 0; i < 60; i++) {
             small += 100 + i % 40;
         }
-        byte[] payload = pattern(small + 3 * 30_000 + 40 * 50 + UcxSocketChannel.TCP_PIECES_PER_CALL * 50, 11);
+        byte[] payload = pattern(small + 3 * 60_000 + 40 * 50 + UcxSocketChannel.TCP_PIECES_PER_CALL * 50, 11);
         return echoWrites(config, payload, client -> {
             int off = 0;
             for (int i = 0; i < 60; i++) {
@@ -383,8 +385,8 @@ class EchoTest extends UcxTestBase {
             }
             client.flush();
             for (int i = 0; i < 3; i++) {
-                client.write(client.alloc().directBuffer(30_000).writeBytes(payload, off, 30_000));
-                off += 30_000;
+                client.write(client.alloc().directBuffer(60_000).writeBytes(payload, off, 60_000));
+                off += 60_000;
             }
             client.flush();
             CompositeByteBuf pieces = client.alloc().compositeDirectBuffer(64);

@@ -3,8 +3,9 @@
  * (the payload every test fills and checks), {@link io.github.ucxffm.testsupport.Await} (the one wait loop, optionally
  * progressing a worker), {@link io.github.ucxffm.testsupport.ChildProcess} (a JVM or command started by a test,
  * its output captured, killed with its descendants by PID), {@link io.github.ucxffm.testsupport.ProcessMark} (a
- * test run's own processes among the machine's) and {@link io.github.ucxffm.testsupport.RunnerPair} (the perftest
- * runners' server and client, for the tests of both runners).
+ * test run's own processes among the machine's), {@link io.github.ucxffm.testsupport.RunnerPair} (the perftest
+ * runners' server and client, for the tests of both runners) and {@link io.github.ucxffm.testsupport.UcxLogCapture}
+ * (what UCX logs at WARN or worse in the test's own JVM, bound to the UCX the bindings loaded).
  *
  * <p>This module depends on the JDK alone. Maven forbids cycles, and the tests of {@code ucx-ffm-bindings} and
  * {@code ucx-ffm-highlevel} use it, so it cannot use their API. The one fixture that needs the high-level API, two

@@ -1,4 +1,4 @@
-package io.github.ucxffm;
+package io.github.ucxffm.testsupport;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
@@ -24,14 +24,18 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
  * <p>
  * UCX prints to the process's native stdout, which in a surefire fork lands in the {@code .dumpstream} files; this
  * capture is what a test can assert on.
+ * <p>
+ * This module depends on the JDK alone, so the capture finds {@code libucs} among the libraries the process has
+ * loaded: load UCX through the bindings first (any use of them, e.g. {@code UcxVersion.runtime()}), so that their
+ * preparations apply before UCX initialises, and only then call {@link #start()}.
  */
-final class UcxLogCapture implements AutoCloseable {
+public final class UcxLogCapture implements AutoCloseable {
 
     /**
      * One message: {@code level} 0 fatal, 1 error, 2 warn; the format string and, where the platform's
      * {@code va_list} can be handed on ({@code x86_64}), the formatted text.
      */
-    record Entry(int level, String file, int line, String format, String text) {
+    public record Entry(int level, String file, int line, String format, String text) {
         @Override
         public String toString() {
             return file + ":" + line + " " + (level == 0 ? "FATAL" : level == 1 ? "ERROR" : "WARN") + " " + format;
@@ -41,21 +45,34 @@ final class UcxLogCapture implements AutoCloseable {
     private static final int UCS_LOG_LEVEL_WARN = 2;
     private static final int UCS_LOG_FUNC_RC_CONTINUE = 1;
     private static final ConcurrentLinkedQueue<Entry> ENTRIES = new ConcurrentLinkedQueue<>();
-    private static final MethodHandle PUSH;
-    private static final MethodHandle POP;
-    private static final MemorySegment HANDLER;
     /** {@code vsnprintf}, where a {@code va_list} argument is a pointer (x86_64: UCX calls va_start per handler). */
     private static final MethodHandle VSNPRINTF;
 
     static {
-        UcxVersion.runtime(); // loads UCX through the bindings first, so that their preparations apply
         Linker linker = Linker.nativeLinker();
-        SymbolLookup ucs = SymbolLookup.libraryLookup("libucs.so.0", Arena.global());
-        PUSH = linker.downcallHandle(ucs.find("ucs_log_push_handler").orElseThrow(), FunctionDescriptor.ofVoid(ADDRESS));
-        POP = linker.downcallHandle(ucs.find("ucs_log_pop_handler").orElseThrow(), FunctionDescriptor.ofVoid());
         VSNPRINTF = System.getProperty("os.arch").equals("amd64") ? linker.downcallHandle(linker.defaultLookup()
                 .find("vsnprintf").orElseThrow(), FunctionDescriptor.of(JAVA_INT, ADDRESS, java.lang.foreign.ValueLayout
                 .JAVA_LONG, ADDRESS, ADDRESS)) : null;
+    }
+
+    /** UCX's logging entry points and the handler, bound on the first {@link #start()}, once UCX is loaded. */
+    private static final class Native {
+        static final MethodHandle PUSH;
+        static final MethodHandle POP;
+        static final MemorySegment HANDLER;
+
+        static {
+            Linker linker = Linker.nativeLinker();
+            // the library the process already loaded (through the bindings), not a second copy
+            SymbolLookup ucs = SymbolLookup.libraryLookup("libucs.so.0", Arena.global());
+            PUSH = linker.downcallHandle(ucs.find("ucs_log_push_handler").orElseThrow(),
+                    FunctionDescriptor.ofVoid(ADDRESS));
+            POP = linker.downcallHandle(ucs.find("ucs_log_pop_handler").orElseThrow(), FunctionDescriptor.ofVoid());
+            HANDLER = handler(linker);
+        }
+    }
+
+    private static MemorySegment handler(Linker linker) {
         try {
             // ucs_log_func_rc_t (*)(const char *file, unsigned line, const char *function, ucs_log_level_t level,
             //                       const ucs_log_component_config_t *comp_conf, const char *message, va_list ap)
@@ -64,7 +81,7 @@ final class UcxLogCapture implements AutoCloseable {
             MethodHandle target = MethodHandles.lookup().findStatic(UcxLogCapture.class, "onLog",
                     MethodType.methodType(int.class, MemorySegment.class, int.class, MemorySegment.class, int.class,
                             MemorySegment.class, MemorySegment.class, MemorySegment.class));
-            HANDLER = linker.upcallStub(target, fd, Arena.global());
+            return linker.upcallStub(target, fd, Arena.global());
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -105,13 +122,13 @@ final class UcxLogCapture implements AutoCloseable {
         mark = ENTRIES.size();
     }
 
-    /** Starts capturing; {@link #close()} stops. One capture at a time. */
-    static synchronized UcxLogCapture start() {
+    /** Starts capturing; {@link #close()} stops. One capture at a time; UCX must be loaded (see above). */
+    public static synchronized UcxLogCapture start() {
         if (installed) {
             throw new IllegalStateException("a UcxLogCapture is already installed");
         }
         try {
-            PUSH.invokeExact(HANDLER);
+            Native.PUSH.invokeExact(Native.HANDLER);
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
@@ -121,7 +138,7 @@ final class UcxLogCapture implements AutoCloseable {
     }
 
     /** What UCX logged at WARN or worse since {@link #start()}. */
-    List<Entry> entries() {
+    public List<Entry> entries() {
         List<Entry> all = new ArrayList<>(ENTRIES);
         return all.subList(Math.min(mark, all.size()), all.size());
     }
@@ -131,7 +148,7 @@ final class UcxLogCapture implements AutoCloseable {
         synchronized (UcxLogCapture.class) {
             if (installed) {
                 try {
-                    POP.invokeExact();
+                    Native.POP.invokeExact();
                 } catch (Throwable t) {
                     throw new IllegalStateException(t);
                 }
