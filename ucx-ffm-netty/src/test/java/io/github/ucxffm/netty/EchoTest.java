@@ -223,8 +223,8 @@ class EchoTest extends UcxTestBase {
      * Over tcp alone, where data goes eager, a write larger than one of UCX's tcp segments is cut into messages that
      * each fit one ({@link UcxTransportConfig#tcpMessageBytes()}), so that UCX sends and delivers each in one piece
      * rather than reassembling it in memory of its own: 300,000 bytes go as three messages of at most 130,560 bytes
-     * with the transport's 128K segments, and come back in order and intact. Over shared memory, and over tcp when UCX chooses the protocol by size, the
-     * same write is one message.
+     * with the transport's 128K segments, and come back in order and intact. Over shared memory, and over tcp when
+     * UCX chooses the protocol by size, the same write is one message.
      */
     @Test
     void shouldCutEagerWritesOverTcpIntoMessagesOfOneUcxSegment() throws Exception {

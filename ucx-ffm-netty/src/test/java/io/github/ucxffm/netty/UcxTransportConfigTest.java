@@ -146,7 +146,8 @@ class UcxTransportConfigTest {
         // what a context gets: the transport's 128k segments, under the names that reach each release
         for (UcxVersion ucx : List.of(UCX_1_13, UCX_1_18)) {
             Map<String, String> defaults = UcxTransportConfig.contextDefaults(Map.of(), name -> null, ucx, AUTO);
-            assertEquals(131072 - headroom, UcxTransportConfig.tcpMessageBytes(defaults, name -> null, ucx), ucx::toString);
+            assertEquals(131072 - headroom, UcxTransportConfig.tcpMessageBytes(defaults, name -> null, ucx),
+                    ucx::toString);
         }
         // UCX's own segments where nothing sets them: the receive segment's 64K on 1.13, the 8K send segment on 1.18
         assertEquals(65536 - headroom, UcxTransportConfig.tcpMessageBytes(Map.of(), name -> null, UCX_1_13));
