@@ -45,9 +45,9 @@ import java.util.function.Function;
  *       over tcp in fragments of at most a segment (1.18 and later the send segment, 1.13 the receive segment), each
  *       a message to handle on both sides. With 128K a 64 KiB write goes as one UCX message with its framing (a
  *       64 KiB gRPC message is 65,577 bytes with its HTTP/2 and gRPC headers), with 64K as two; measured in
- *       alternated runs, windows of 64 KiB echoes over tcp gained with 128K on UCX 1.13 and 1.18, gRPC streaming and
- *       ping-pong did not change beyond the noise (bench/RESULTS.md, round 19). UCX's 8K send segment halved the rate
- *       of 64 KiB echoes against 64K (round 13).
+ *       alternated runs, windows of 64 KiB echoes over tcp gained with 128K on UCX 1.13, 1.18 and 1.23, ping-pong on
+ *       1.23, and gRPC streaming did not change beyond the noise (bench/RESULTS.md, round 19). UCX's 8K send segment
+ *       halved the rate of 64 KiB echoes against 64K (round 13).
  *       A segment the user sets bounds the other's default, since UCX refuses to open tcp with a receive segment
  *       smaller than the send segment: with {@code TCP_RX_SEG_SIZE=32k} alone the send segment is 32k too, and with a
  *       send segment above {@value #TCP_SEGMENT_DEFAULT} the receive segment is left to the user. UCX 1.13 takes its
