@@ -178,9 +178,6 @@ public final class UcpWorker extends UcxHandle {
 
     /** {@link #check()}, and refuses inside a callback: for closing the worker's context. */
     void checkClosable() {
-        if (handle == null) {
-            return; // a worker whose creation failed is being closed by its constructor
-        }
         check();
         upcalls.refuseInCallback("closing the context");
     }

@@ -64,7 +64,7 @@ class UcxContextOptionsTest {
         Assumptions.assumeTrue(System.getenv("UCX_TCP_RX_SEG_SIZE") == null
                 && System.getenv("UCX_TCP_TX_SEG_SIZE") == null, "a tcp segment is set in the environment");
         Map<String, String> options = UcxTransportConfig.builder().config("TLS", "tcp,self").build().contextOptions();
-        String tx = ucx.atLeast(1, 14) ? UcxTransportConfig.TCP_SEGMENT : UcxTransportConfig.TCP_SEGMENT_UNPREFIXED;
+        String tx = txSegmentOption(ucx);
         try (UcpContext context = context(options, Map.of(tx, "128k")); UcpWorker worker = context.newWorker()) {
             worker.progress();
         }
@@ -86,7 +86,7 @@ class UcxContextOptionsTest {
         UcxVersion ucx = UcxVersion.runtime();
         String rx = UcxTransportConfig.rxSegmentOption(ucx);
         Assumptions.assumeTrue(rx != null, "UCX " + ucx + ": the transport leaves the segments to UCX there");
-        String tx = ucx.atLeast(1, 14) ? UcxTransportConfig.TCP_SEGMENT : UcxTransportConfig.TCP_SEGMENT_UNPREFIXED;
+        String tx = txSegmentOption(ucx);
         for (Map<String, String> own : List.of(Map.of(rx, "32k"), Map.of(rx, "256k", tx, "256k"))) {
             UcxTransportConfig.Builder b = UcxTransportConfig.builder().config("TLS", "tcp,self");
             own.forEach(b::config);
@@ -109,6 +109,11 @@ class UcxContextOptionsTest {
         }
         assertEquals(List.of(), logged.stream().map(e -> e + " (" + e.text() + ")").toList(),
                 "UCX's warnings and errors for a context with " + config.contextOptions());
+    }
+
+    /** The name under which a context on {@code ucx} takes tcp's send segment: without the prefix on 1.13. */
+    private static String txSegmentOption(UcxVersion ucx) {
+        return ucx.atLeast(1, 14) ? UcxTransportConfig.TCP_SEGMENT : UcxTransportConfig.TCP_SEGMENT_UNPREFIXED;
     }
 
     /** A context as the transport makes one, with {@code over} put over its options. */
