@@ -5,6 +5,7 @@ import io.github.ucxffm.bench.perftest.PerfParams;
 import io.github.ucxffm.bench.perftest.PerfReport;
 import io.github.ucxffm.bench.perftest.PerfRunner;
 import io.github.ucxffm.bench.perftest.PerfTestType;
+import io.github.ucxffm.bench.perftest.PerfThreads;
 import io.github.ucxffm.bench.perftest.SideChannel;
 import org.openucx.jucx.UcxUtils;
 import org.openucx.jucx.ucp.UcpAmData;
@@ -46,6 +47,11 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
  * {@code UcpWorker.progress()}), without callbacks; JUCX allocates a {@code UcpRequest} per operation and a
  * {@code UcpAmData} per active message, which is part of what is measured. JDK memory access
  * ({@code MemorySegment}) is used only to read and fill the UCX-allocated buffers, never to call UCX.
+ * <p>
+ * {@code -T N} runs as in the ucx-ffm runner ({@link PerfThreads}): one context with workers shared between threads
+ * ({@code UcpParams.setMtWorkersShared}, {@code ucx_perftest}'s {@code mt_workers_shared}), and on each platform
+ * thread a worker, endpoint and buffers of its own, connected to the peer's thread of the same number; the client
+ * prints {@code ucx_perftest}'s aggregate final row. A server must be given {@code -T N} itself.
  */
 public final class JucxPerfTest extends PerfRunner {
 
@@ -64,6 +70,8 @@ public final class JucxPerfTest extends PerfRunner {
     private static final VarHandle BYTE = JAVA_BYTE.varHandle();
 
     private final UcpContext context;
+    /** Whether this runner closes the context: the first thread's does, the others share it. */
+    private final boolean ownsContext;
     private final UcpWorker worker;
     private final UcpMemory controlMemory;
     private final long controlIn;
@@ -110,11 +118,28 @@ public final class JucxPerfTest extends PerfRunner {
         if (command.sleep()) {
             p.requestWakeupFeature(); // -E sleep: ucp_worker_wait needs it, and the server's context is made first
         }
+        if (command.threads() > 1) {
+            p.setMtWorkersShared(true); // a worker per thread on one context, as ucx_perftest's mt_workers_shared
+        }
         if (transports != null) {
             p.setConfig("TLS", transports);
         }
         this.context = new UcpContext(p);
+        this.ownsContext = true;
         this.sleepable = command.sleep();
+        this.worker = context.newWorker(new UcpWorkerParams());
+        this.controlMemory = context.memoryMap(new UcpMemMapParams().allocate()
+                .setLength(2L * Handshake.MAX_MESSAGE));
+        this.controlIn = controlMemory.getAddress();
+        this.controlOut = controlIn + Handshake.MAX_MESSAGE;
+    }
+
+    /** The runner of thread {@code thread} (from 1), made on that thread: a worker of its own on the shared context. */
+    private JucxPerfTest(JucxPerfTest first, int thread) {
+        super(first, thread);
+        this.context = first.context;
+        this.ownsContext = false;
+        this.sleepable = first.sleepable;
         this.worker = context.newWorker(new UcpWorkerParams());
         this.controlMemory = context.memoryMap(new UcpMemMapParams().allocate()
                 .setLength(2L * Handshake.MAX_MESSAGE));
@@ -149,10 +174,6 @@ public final class JucxPerfTest extends PerfRunner {
         if (p.paired() > 0) {
             throw new UnsupportedOperationException("--paired is not supported by " + RUNNER + ": its C half runs on "
                     + "the worker and endpoint handles, which JUCX does not hand out");
-        }
-        if (p.threads() > 1) {
-            throw new UnsupportedOperationException("-T " + p.threads() + " is not supported by " + RUNNER
-                    + ": it runs one thread, one worker");
         }
         PerfTestType test = p.test();
         if (test == null) {
@@ -189,24 +210,77 @@ public final class JucxPerfTest extends PerfRunner {
             throw new PerfParams.UsageException("the client asks for -E sleep: start the server with -E sleep too "
                     + "(its context needs UCP's wakeup feature, and it is made before the client connects)");
         }
+        if (r.threads() > p.threads()) {
+            throw new PerfParams.UsageException("the client asks for -T " + r.threads() + ": start the server with "
+                    + "-T " + r.threads() + " too (its context must allow a worker per thread)");
+        }
         params = p.withRequest(r);
         checkSupported(params);
         prepare();
+        unpackPeerKey(r);
+        int[] ports = new int[0];
+        if (params.threads() > 1) {
+            PerfParams all = params;
+            ports = newThreads(params.threads()).startServers(t -> new JucxPerfTest(this, t),
+                    (other, t) -> other.serveThread(all));
+        }
+        sendControl(Handshake.reply(packedKeyForClient(), recv, ports), true);
+        PerfReport.printServerInfo(out, "JUCX 1.15 (JNI)", params.test(), params.size());
+        runServer();
+        if (threads != null) {
+            threads.join();
+        }
+    }
+
+    /** The session of a server thread after the first: as the first thread's, on the port it told the client. */
+    private void serveThread(PerfParams p) throws Exception {
+        try (SideChannel side = threads.awaitClient(thread)) {
+            connectByAddress(side);
+        }
+        params = p;
+        prepare();
+        int n = receiveControl(true);
+        unpackPeerKey(Handshake.parseRequest(controlBytes, n));
+        sendControl(Handshake.reply(packedKeyForClient(), recv), true);
+        runServer();
+    }
+
+    private void unpackPeerKey(Handshake.Request r) {
         if (r.rkey().length > 0) {
             rkey = endpoint.unpackRemoteKey(direct(r.rkey()));
             remote = r.address();
         }
-        byte[] packed = params.test().operation().isOneSided() ? bytes(recvMemory.getRemoteKeyBuffer())
-                : new byte[0];
-        sendControl(Handshake.reply(packed, recv), true);
-        PerfReport.printServerInfo(out, "JUCX 1.15 (JNI)", params.test(), params.size());
-        runServer();
+    }
+
+    private byte[] packedKeyForClient() {
+        return params.test().operation().isOneSided() ? bytes(recvMemory.getRemoteKeyBuffer()) : new byte[0];
+    }
+
+    private PerfThreads<JucxPerfTest> newThreads(int count) {
+        return startThreads(this, count, HANDSHAKE_TIMEOUT, JucxPerfTest::close);
     }
 
     @Override
     protected void client(PerfParams p) throws Exception {
+        int[] ports = beginClient(connect(p, p.port()));
+        if (p.threads() > 1) {
+            newThreads(p.threads()).startClients(t -> new JucxPerfTest(this, t), (other, t) -> {
+                other.connect(p, ports[t - 1]);
+                other.runClientThread();
+            });
+        }
+        runClient(report);
+        printFinal();
+        printRunNotes();
+    }
+
+    /**
+     * Connects this thread's endpoint to the worker of the server's thread that listens on {@code port}, prepares the
+     * test and exchanges the request and reply (with the remote key a one-sided test needs).
+     */
+    private Handshake.Reply connect(PerfParams p, int port) throws Exception {
         params = p;
-        try (SideChannel side = SideChannel.connect(p.host(), p.port(), HANDSHAKE_TIMEOUT, RUNNER + " server")) {
+        try (SideChannel side = SideChannel.connect(p.host(), port, HANDSHAKE_TIMEOUT, RUNNER + " server")) {
             connectByAddress(side);
         } catch (IOException e) {
             throw new IllegalStateException(e.getMessage(), e);
@@ -220,12 +294,9 @@ public final class JucxPerfTest extends PerfRunner {
             rkey = endpoint.unpackRemoteKey(direct(reply.rkey()));
             remote = reply.address();
         }
-        PerfReport report = new PerfReport(out, p.test(), p.size(), p.percentile(), p.finalOnly());
-        report.printHeader(p.test());
-        runClient(report);
-        report.printFinal();
-        printRunNotes();
+        return reply;
     }
+
 
     /**
      * Swaps worker addresses with the peer over the side channel and connects the endpoint to the peer's worker, as
@@ -572,7 +643,9 @@ public final class JucxPerfTest extends PerfRunner {
                 }
             }
             worker.close();
-            context.close();
+            if (ownsContext) {
+                context.close();
+            }
         }
     }
 }

@@ -75,11 +75,39 @@ class JucxPerfTestRunTest {
         assertEquals(ucpTests - 6, JucxPerfTest.SUPPORTED.size());
         assertEquals(1, JucxPerfTest.run(o, e, "127.0.0.1", "-t", "am_lat", "-x", "posix", "-d", "memory"));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("am_lat is a UCT test"), err.toString());
-        assertEquals(1, JucxPerfTest.run(o, e, "127.0.0.1", "-t", "tag_bw", "-T", "2"));
-        assertTrue(err.toString(StandardCharsets.UTF_8).contains("-T 2 is not supported"), err.toString());
-        assertEquals(1, JucxPerfTest.run(o, e, "-T", "2"), "a server is refused too");
         assertEquals(1, JucxPerfTest.run(o, e, "127.0.0.1", "-t", "tag_lat", "--paired"));
         assertTrue(err.toString(StandardCharsets.UTF_8).contains("--paired is not supported"), err.toString());
+    }
+
+    @Test
+    void shouldRunAWorkerPerThreadWithMinusTAndAggregateAsUcxPerftest() throws Exception {
+        for (String tls : List.of("shm", "tcp")) {
+            try (RunnerPair pair = new RunnerPair(MAIN, Map.of("UCX_TLS", tls))) {
+                RunnerPair.Outcome[] o = pair.run(List.of("-T", "2"), List.of("-t", "tag_bw", "-n", "3000", "-w",
+                        "10", "-T", "2"), 90);
+                String all = tls + "\nclient:\n" + o[0].output() + "\nserver:\n" + o[1].output();
+                assertEquals(0, o[0].exit(), all);
+                assertEquals(0, o[1].exit(), all);
+                PerfFinal f = PerfFinal.lastIn(o[0].output()).orElseThrow(() -> new AssertionError(all));
+                // ucx_perftest's aggregate: the iterations of one thread, the latency and the rates of all
+                assertTrue(f.isAggregate(), all);
+                assertEquals(3000, f.iterations(), all);
+                assertTrue(f.overallMicros() > 0 && f.rateOverall() > 0 && f.bandwidthOverall() > 0, all);
+                // one Final line for the process, however many threads: the aggregate, which reads thread 1's report
+                assertEquals(1, o[0].output().lines().filter(l -> l.startsWith("Final:")).count(), all);
+            }
+        }
+    }
+
+    @Test
+    void shouldTellAServerStartedWithFewerThreadsThanTheClientAsks() throws Exception {
+        try (RunnerPair pair = new RunnerPair(MAIN, Map.of("UCX_TLS", "shm"))) {
+            RunnerPair.Outcome[] o = pair.run(List.of(), List.of("-t", "tag_bw", "-n", "100", "-T", "2"), 60);
+            String all = "client:\n" + o[0].output() + "\nserver:\n" + o[1].output();
+            assertEquals(1, o[1].exit(), all);
+            assertTrue(o[1].output().contains("start the server with -T 2 too"), all);
+            assertEquals(1, o[0].exit(), "the client stops too, rather than wait for ever\n" + all);
+        }
     }
 
     @Test

@@ -473,9 +473,6 @@ public final class Compare {
                 Files.delete(logs); // only failed runs keep their output
             }
         }
-        if (options.sections().contains(Section.THREADS) && options.impls().contains(Impl.JUCX)) {
-            results.note(JUCX_THREADS);
-        }
         String table = results.table(options.repetitions()) + results.secondaryTables() + results.pairedTable();
         out.println();
         out.print(table);
@@ -512,10 +509,6 @@ public final class Compare {
             this(impl, cell, repetition, iterations, 50.0);
         }
     }
-
-    /** Why JUCX sits out the threads section: its runner has no {@code -T}. */
-    static final String JUCX_THREADS = "jucx: no -T cells; the JUCX runner runs one thread (JUCX 1.15 could make a "
-            + "worker per thread, the runner does not do it yet)";
 
     /**
      * The runs, in order: repetition outermost, then transport, test, size, and the implementations alternating
@@ -586,9 +579,6 @@ public final class Compare {
                     for (int threads = 1; threads <= 2; threads++) {
                         Cell cell = new Cell(transport, PerfTestType.TAG_BW, 8, Section.THREADS, false, threads);
                         for (Impl impl : options.impls()) {
-                            if (impl == Impl.JUCX && threads > 1) {
-                                continue; // JUCX_THREADS
-                            }
                             jobs.add(new Job(impl, cell, rep, options.iterationsFor(transport, 8)));
                         }
                     }

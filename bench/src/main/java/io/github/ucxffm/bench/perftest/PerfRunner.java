@@ -3,6 +3,7 @@ package io.github.ucxffm.bench.perftest;
 import java.io.PrintStream;
 import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.function.Consumer;
 
@@ -121,6 +122,12 @@ public abstract class PerfRunner implements AutoCloseable {
     protected final PrintStream err;
     /** The test being run; set by the session before the run starts. */
     protected PerfParams params;
+    /** This runner's thread ({@code -T}), from 0; each thread has a worker and an endpoint of its own. */
+    protected final int thread;
+    /** The threads of this process ({@code -T}); {@code null} until a run of several threads starts. */
+    protected PerfThreads<?> threads;
+    /** The client's report of this thread's measured run: the first thread aggregates those of the others. */
+    protected PerfReport report;
     /** What the client's measured loop allocated, set after the run. */
     private String allocationLine;
     /** How long the client warmed up; {@code null} without a warm-up. */
@@ -143,6 +150,89 @@ public abstract class PerfRunner implements AutoCloseable {
         this.runner = runner;
         this.out = out;
         this.err = err;
+        this.thread = 0;
+    }
+
+    /**
+     * The runner of thread {@code thread} (from 1) of a run of several ({@code -T}), made once the first thread has
+     * started the threads: it writes where the first one does.
+     *
+     * @param first  the first thread's runner
+     * @param thread this runner's thread
+     */
+    protected PerfRunner(PerfRunner first, int thread) {
+        this.runner = first.runner;
+        this.out = first.out;
+        this.err = first.err;
+        this.thread = thread;
+        this.threads = first.threads;
+    }
+
+    /**
+     * Starts a run of several threads in the first thread's runner: the runners of threads 1.. are made by the
+     * returned object's {@code startServers} or {@code startClients}.
+     *
+     * @param <R>     the runner's type
+     * @param first   this runner
+     * @param count   threads ({@code -T})
+     * @param timeout how long the handshakes may take
+     * @param close   closes a runner of thread 1.. on its own thread when its session ends
+     * @return the threads
+     */
+    protected final <R extends PerfRunner> PerfThreads<R> startThreads(R first, int count, Duration timeout,
+                                                                       Consumer<R> close) {
+        if (first != this || thread != 0) {
+            throw new IllegalStateException("threads are started by the first thread's runner, for itself");
+        }
+        PerfThreads<R> t = new PerfThreads<>(runner, err, timeout, count, first, close);
+        threads = t;
+        return t;
+    }
+
+    /**
+     * The client's first thread after its handshake: checks that the server runs as many threads as asked for, and
+     * prints the table's header into this thread's report.
+     *
+     * @param reply the server's reply
+     * @return the ports the server's threads 1.. listen on
+     */
+    protected final int[] beginClient(Handshake.Reply reply) {
+        if (params.threads() > 1 && reply.ports().length != params.threads() - 1) {
+            throw new IllegalStateException("the server offers " + (reply.ports().length + 1) + " threads, not "
+                    + params.threads());
+        }
+        report = new PerfReport(out, params.test(), params.size(), params.percentile(), params.finalOnly());
+        report.printHeader(params.test());
+        return reply.ports();
+    }
+
+    /**
+     * The session of a client thread after the first, once connected: runs the test into a report of its own, whose
+     * progress rows name the thread, and keeps it for the first thread's aggregate.
+     *
+     * @throws Exception on failure
+     */
+    protected final void runClientThread() throws Exception {
+        PerfReport mine = new PerfReport(out, params.test(), params.size(), params.percentile(), params.finalOnly(),
+                thread);
+        runClient(mine);
+        report = mine;
+    }
+
+    /**
+     * The client's final row: the first thread's {@code Final:} line, or with several threads, once all of them have
+     * ended, {@code ucx_perftest}'s aggregate of theirs.
+     *
+     * @throws InterruptedException if interrupted while waiting for the other threads
+     */
+    protected final void printFinal() throws InterruptedException {
+        if (threads == null) {
+            report.printFinal();
+            return;
+        }
+        threads.join();
+        out.println(PerfReport.formatRow(params.finalOnly() ? "" : "Final:", threads.aggregate()));
+        out.flush();
     }
 
     /** Makes a runner for the transports to use ({@code null}: UCX's default). */
@@ -435,32 +525,24 @@ public abstract class PerfRunner implements AutoCloseable {
      * time is reported once) or the time is unknown.
      */
     private String cpuLine(double seconds) {
-        if (!reportsProcessCpu() || Double.isNaN(seconds)) {
+        if (thread != 0 || Double.isNaN(seconds)) {
             return null;
         }
         return String.format(Locale.ROOT, "%s: %s%.4f s", runner, CPU_LINE, seconds);
-    }
-
-    /**
-     * Whether this runner reports its process's CPU time: the first thread of a process does.
-     *
-     * @return {@code true} by default
-     */
-    protected boolean reportsProcessCpu() {
-        return true;
     }
 
     /** The CPU line of the measured loop, set after the run. */
     private String cpuLine;
 
     /**
-     * Called on each side after the warm-up, before the barrier that starts the measured run: where the threads of
-     * a process ({@code -T}) wait for each other, so that they start measuring together, as {@code ucx_perftest}'s
-     * threads do. Nothing by default.
-     *
-     * @throws Exception on failure
+     * Called on each side after the warm-up, before the barrier that starts the measured run: the threads of a
+     * process ({@code -T}) wait for each other there, so that they start measuring together, as
+     * {@code ucx_perftest}'s threads do.
      */
-    protected void beforeMeasuredRun() throws Exception {
+    private void beforeMeasuredRun() throws Exception {
+        if (threads != null) {
+            threads.startTogether();
+        }
     }
 
     /**

@@ -15,12 +15,8 @@ import java.io.PrintStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
-import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.CyclicBarrier;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
@@ -71,10 +67,6 @@ public final class PerfTest extends PerfRunner {
     private final UcpContext context;
     /** Whether this runner closes the context: the first thread's does, the others share it. */
     private final boolean ownsContext;
-    /** This runner's thread ({@code -T}), from 0; each thread has its own worker and endpoint. */
-    private final int thread;
-    /** The threads of this process; {@code null} until a run of several threads starts. */
-    private Threads threads;
     private final UcpWorker worker;
     private final Arena arena = Arena.ofConfined();
     private final MemorySegment controlIn;
@@ -119,8 +111,6 @@ public final class PerfTest extends PerfRunner {
     private boolean sleep;
     /** Whether the context has the wakeup feature ({@code -E sleep} on this side's command line). */
     private final boolean sleepable;
-    /** The report of a client thread, read by the first thread for the aggregate. */
-    private PerfReport report;
     /** The C loop of a paired run, made when the test is prepared (before the peer can send). */
     private NativePairedLoop nativeLoop;
     /** The plain FFM loop of a paired run, made with the C loop. */
@@ -148,7 +138,6 @@ public final class PerfTest extends PerfRunner {
         this.context = b.build();
         this.sleepable = command.sleep();
         this.ownsContext = true;
-        this.thread = 0;
         try {
             this.worker = context.newWorker();
             this.controlIn = arena.allocate(Handshake.MAX_MESSAGE, 8);
@@ -162,12 +151,10 @@ public final class PerfTest extends PerfRunner {
 
     /** The runner of thread {@code thread} (from 1), made on that thread: a worker of its own on the shared context. */
     private PerfTest(PerfTest first, int thread) {
-        super(RUNNER, first.out, first.err);
+        super(first, thread);
         this.context = first.context;
         this.sleepable = first.sleepable;
         this.ownsContext = false;
-        this.thread = thread;
-        this.threads = first.threads;
         this.worker = context.newWorker();
         this.controlIn = arena.allocate(Handshake.MAX_MESSAGE, 8);
         this.controlOut = arena.allocate(Handshake.MAX_MESSAGE, 8);
@@ -241,8 +228,9 @@ public final class PerfTest extends PerfRunner {
         }
         int[] ports = new int[0];
         if (params.threads() > 1) {
-            threads = new Threads(params.threads());
-            ports = threads.startServers(this, params);
+            PerfParams all = params;
+            ports = newThreads(params.threads()).startServers(t -> new PerfTest(this, t),
+                    (other, t) -> other.serveThread(all));
         }
         byte[] packed = params.test().operation().isOneSided() ? recvMemory.packRemoteKey() : new byte[0];
         sendControl(Handshake.reply(packed, recvMemory.address(), ports), HANDSHAKE_TIMEOUT);
@@ -258,14 +246,9 @@ public final class PerfTest extends PerfRunner {
      * The session of a server thread after the first: listen on a port the system chooses, which the first thread
      * tells the client; then serve the client's thread of the same number as the first thread serves the first.
      */
-    private void serveThread(PerfParams p, Threads all) throws Exception {
-        try (ServerSocket server = SideChannel.bind(0)) {
-            all.listening(thread, server.getLocalPort());
-            try (SideChannel side = SideChannel.accept(server, HANDSHAKE_TIMEOUT)) {
-                connectByAddress(side);
-            } catch (IOException e) {
-                throw new IllegalStateException("thread " + thread + ": " + e.getMessage(), e);
-            }
+    private void serveThread(PerfParams p) throws Exception {
+        try (SideChannel side = threads.awaitClient(thread)) {
+            connectByAddress(side);
         }
         params = p;
         prepare();
@@ -295,28 +278,18 @@ public final class PerfTest extends PerfRunner {
 
     @Override
     protected void client(PerfParams p) throws Exception {
-        Handshake.Reply reply = connect(p, p.port());
-        if (p.threads() > 1 && reply.ports().length != p.threads() - 1) {
-            throw new IllegalStateException("the server offers " + (reply.ports().length + 1) + " threads, not "
-                    + p.threads());
-        }
-        report = new PerfReport(out, p.test(), p.size(), p.percentile(), p.finalOnly());
-        report.printHeader(p.test());
+        int[] ports = beginClient(connect(p, p.port()));
         if (p.threads() > 1) {
-            threads = new Threads(p.threads());
-            threads.startClients(this, p, reply.ports());
+            newThreads(p.threads()).startClients(t -> new PerfTest(this, t), (other, t) -> {
+                other.connect(p, ports[t - 1]);
+                other.runClientThread();
+            });
         }
         runClient(report);
-        if (threads == null) {
-            report.printFinal();
-            if (pairedBlocks() != null) {
-                out.println(pairedBlocks().line("ucx-ffm"));
-                out.println(pairedBlocks().ffmLine("ucx-ffm"));
-                out.flush();
-            }
-        } else {
-            threads.join();
-            out.println(PerfReport.formatRow(p.finalOnly() ? "" : "Final:", threads.aggregate()));
+        printFinal();
+        if (pairedBlocks() != null) {
+            out.println(pairedBlocks().line("ucx-ffm"));
+            out.println(pairedBlocks().ffmLine("ucx-ffm"));
             out.flush();
         }
         printRunNotes();
@@ -348,134 +321,8 @@ public final class PerfTest extends PerfRunner {
         return reply;
     }
 
-    /** The session of a client thread after the first: connect to its server thread's port, run, keep the report. */
-    private void clientThread(PerfParams p, int port) throws Exception {
-        connect(p, port);
-        PerfReport mine = new PerfReport(out, p.test(), p.size(), p.percentile(), p.finalOnly(), thread);
-        runClient(mine);
-        report = mine;
-    }
-
-    @Override
-    protected boolean reportsProcessCpu() {
-        return thread == 0;
-    }
-
-    @Override
-    protected void beforeMeasuredRun() throws Exception {
-        if (threads != null) {
-            threads.startTogether();
-        }
-    }
-
-    /**
-     * The threads of a run of several ({@code -T}): thread 0 is the runner that made the session; each other one
-     * makes its own worker and endpoint on its own platform thread, connected to the peer's thread of the same
-     * number. They wait for each other before the measured run; a thread that fails ends the process, since its
-     * peer would otherwise wait for it at a barrier for ever.
-     */
-    private final class Threads {
-        private final int count;
-        private final CyclicBarrier together;
-        private final PerfTest[] runners;
-        private final Thread[] started;
-        private final int[] ports;
-        private final CountDownLatch listening;
-
-        Threads(int count) {
-            this.count = count;
-            this.together = new CyclicBarrier(count);
-            this.runners = new PerfTest[count];
-            this.started = new Thread[count];
-            this.ports = new int[count];
-            this.listening = new CountDownLatch(count - 1);
-            runners[0] = PerfTest.this;
-        }
-
-        /** Starts server threads 1.. and returns the ports they listen on, once they all do. */
-        int[] startServers(PerfTest first, PerfParams p) throws InterruptedException {
-            for (int i = 1; i < count; i++) {
-                int t = i;
-                started[i] = start(t, () -> {
-                    PerfTest r = new PerfTest(first, t);
-                    runners[t] = r;
-                    r.serveThread(p, this);
-                });
-            }
-            if (!listening.await(HANDSHAKE_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
-                throw new IllegalStateException("the server's threads did not listen within "
-                        + HANDSHAKE_TIMEOUT.toSeconds() + " s");
-            }
-            return Arrays.copyOfRange(ports, 1, count);
-        }
-
-        void listening(int t, int port) {
-            ports[t] = port;
-            listening.countDown();
-        }
-
-        /** Starts client threads 1.., each connecting to the server thread's port. */
-        void startClients(PerfTest first, PerfParams p, int[] serverPorts) {
-            for (int i = 1; i < count; i++) {
-                int t = i;
-                started[i] = start(t, () -> {
-                    PerfTest r = new PerfTest(first, t);
-                    runners[t] = r;
-                    r.clientThread(p, serverPorts[t - 1]);
-                });
-            }
-        }
-
-        private Thread start(int t, Session session) {
-            return Thread.ofPlatform().name("perftest-thread-" + t).start(() -> {
-                try {
-                    session.run();
-                } catch (Throwable e) {
-                    err.println(RUNNER + ": thread " + t + " failed: " + e);
-                    err.flush();
-                    System.exit(1);
-                } finally {
-                    PerfTest r = runners[t];
-                    if (r != null) {
-                        r.closeThread();
-                    }
-                }
-            });
-        }
-
-        void startTogether() throws Exception {
-            together.await(HANDSHAKE_TIMEOUT.toSeconds() * 4, TimeUnit.SECONDS);
-        }
-
-        void join() throws InterruptedException {
-            for (int i = 1; i < count; i++) {
-                started[i].join();
-            }
-        }
-
-        /**
-         * The final numbers of the client's threads as {@code ucx_perftest} aggregates them: the iterations of
-         * one thread, the mean of the overall latencies, the sums of bandwidths and message rates.
-         */
-        PerfFinal aggregate() {
-            PerfFinal first = runners[0].report.result();
-            double latency = 0;
-            double bandwidth = 0;
-            double rate = 0;
-            for (PerfTest r : runners) {
-                PerfFinal f = r.report.result();
-                latency += f.overallMicros();
-                bandwidth += f.bandwidthOverall();
-                rate += f.rateOverall();
-            }
-            return PerfFinal.aggregate(first.iterations(), latency / count, bandwidth, rate);
-        }
-    }
-
-    /** A thread's session. */
-    @FunctionalInterface
-    private interface Session {
-        void run() throws Exception;
+    private PerfThreads<PerfTest> newThreads(int count) {
+        return startThreads(this, count, HANDSHAKE_TIMEOUT, PerfTest::closeThread);
     }
 
     /** Allocates the buffers and the state of the test in {@link #params}. */

@@ -144,9 +144,10 @@ class CompareOptionsTest {
         assertTrue(wakeup.stream().allMatch(j -> j.cell().test() == PerfTestType.TAG_LAT && j.cell().size() == 8));
         List<Compare.Job> threads = jobs.stream().filter(j -> j.cell().section() == CompareResults.Section.THREADS
                 && j.repetition() == 1).toList();
-        // JUCX runs the one-thread cell only
-        assertEquals(5, threads.size());
-        assertFalse(threads.stream().anyMatch(j -> j.impl() == Impl.JUCX && j.cell().threads() > 1));
+        // every implementation runs both cells, one thread and two
+        assertEquals(6, threads.size());
+        assertEquals(2, threads.stream().filter(j -> j.impl() == Impl.JUCX).map(j -> j.cell().threads()).distinct()
+                .count());
         assertTrue(threads.stream().allMatch(j -> j.cell().test() == PerfTestType.TAG_BW));
         // -R 50 is always run: the main table's number
         assertEquals(List.of(50.0, 99.0), Compare.Options.parse("--ranks", "99").ranks());

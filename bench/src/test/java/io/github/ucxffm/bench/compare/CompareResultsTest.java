@@ -239,14 +239,14 @@ class CompareResultsTest {
         r.add(new Run(Impl.NATIVE, one, 1, 1000, bandwidth(10), null, 1));
         r.add(new Run(Impl.NATIVE, two, 1, 1000, PerfFinal.aggregate(1000, 0.05, 150, 4e7), null, 1));
         r.add(new Run(Impl.FFM, two, 1, 1000, PerfFinal.aggregate(1000, 0.1, 75, 2e7), null, 1));
-        r.note("jucx: no -T cells");
+        r.note("jucx: no atomic cells");
         String t = r.secondaryTables();
         assertTrue(t.lines().anyMatch(l -> l.matches("tcp\\s+tag_lat\\s+8 B\\s+sleep\\s+cpu s/M\\s+5\\.000\\s+10\\.0\\s+-"
                 + "\\s+2\\.00\\s+-")), t);
         assertTrue(t.lines().anyMatch(l -> l.matches("tcp\\s+tag_lat\\s+8 B\\s+poll\\s+cpu s/M\\s+40\\.0\\s+50\\.0.*")), t);
         assertTrue(t.lines().anyMatch(l -> l.matches("shm\\s+tag_bw\\s+8 B\\s+2 thr\\s+msg/s\\s+40000000\\s+20000000\\s+-"
                 + "\\s+0\\.50\\s+-")), t);
-        assertTrue(t.contains("note: jucx: no -T cells"), t);
+        assertTrue(t.contains("note: jucx: no atomic cells"), t);
         // poll before sleep, 1 thread before 2; secondary cells stay out of the main table and the plot
         assertTrue(t.indexOf(" poll ") < t.indexOf(" sleep "), t);
         assertTrue(r.cells().isEmpty());
