@@ -23,8 +23,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * {@code ./ucx-ffm bench compare --quick}, shortened further, through the launcher against the packaged runners:
- * native ucx_perftest, ucx-ffm and JUCX each run, the table has a number for each, the files are written, and no
- * process survives. And {@code ./ucx-ffm bench} alone lists the subcommands.
+ * native ucx_perftest, ucx-ffm and JUCX each run, with one thread and with two ({@code -T 2}), the tables have a
+ * number for each, the files are written, and no process survives. And {@code ./ucx-ffm bench} alone lists the
+ * subcommands.
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 class CompareQuickIT {
@@ -59,7 +60,7 @@ class CompareQuickIT {
         // as a user runs it, through the launcher (which builds nothing here: the jars are this build's)
         ChildProcess p = mark.on(ChildProcess.command("bash", root.resolve("ucx-ffm").toString(), "bench",
                         "compare", "--quick", "--sizes", "8,64k", "--iterations", "2000", "--ranks", "50",
-                        "--sections", "main", "--out", out.toString()))
+                        "--sections", "main,threads", "--out", out.toString()))
                 .directory(root).name("compare")
                 .env("UCXFFM_SKIP_BUILD", "1")
                 .env("JAVA_HOME", System.getProperty("java.home"))
@@ -78,6 +79,16 @@ class CompareQuickIT {
                 assertTrue(Double.parseDouble(f[i]) > 0, row);
             }
         }
+        // the threads table: two threads, a message rate from each implementation, JUCX's included
+        List<String> threads = text.lines().filter(l -> l.matches("(shm|tcp)\\s+tag_bw\\s+8 B 2 thr\\s+msg/s\\s+.*"))
+                .toList();
+        assertEquals(2, threads.size(), text);
+        for (String row : threads) {
+            String[] f = row.trim().split("\\s+");
+            for (int i = f.length - 5; i < f.length; i++) {
+                assertTrue(Double.parseDouble(f[i]) > 0, row);
+            }
+        }
         Path dir;
         try (Stream<Path> s = Files.list(out)) {
             dir = s.filter(d -> d.getFileName().toString().startsWith("compare-")).findFirst().orElseThrow();
@@ -85,7 +96,8 @@ class CompareQuickIT {
         for (String name : List.of("runs.csv", "summary.csv", "stats.csv", "table.txt", "environment.txt")) {
             assertTrue(Files.size(dir.resolve(name)) > 0, name);
         }
-        assertEquals(1 + 24, Files.readAllLines(dir.resolve("runs.csv")).size());
+        // the main sweep's 24 runs, and 2 transports x 2 thread counts x 3 implementations
+        assertEquals(1 + 24 + 12, Files.readAllLines(dir.resolve("runs.csv")).size());
         assertNotNull(ImageIO.read(dir.resolve("compare.png").toFile()), "compare.png is not a PNG");
         assertTrue(PerfFinal.parse("Final: 1 1 1 1 1 1 1 1").isPresent());
         List<Long> after = mark.processes("ucx_perftest", "bench.perftest.PerfTest", "ucx-ffm-bench-jucx.jar");
