@@ -1640,7 +1640,9 @@ public final class UcpEndpoint extends UcxHandle {
     /**
      * The UCX transports the endpoint's lanes use (from {@link #describe()}), such as {@code tcp}, {@code posix},
      * {@code sysv}, {@code cma}, {@code self}, or {@code rc_mlx5} on an RDMA NIC. Lanes are chosen during wire-up, so
-     * ask after a first message has gone through.
+     * ask after a first message has gone through: on UCX 1.18.1, asking before the wire-up of an endpoint connected
+     * through a listener of the same process over shared memory has completed crashes the process
+     * ({@link UcxVersion.Defect#IN_PROCESS_LISTENER_SHARED_MEMORY_EARLY_SEND}).
      *
      * @return the transport names, in lane order, without repeats
      */

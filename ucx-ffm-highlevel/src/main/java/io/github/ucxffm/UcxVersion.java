@@ -93,7 +93,17 @@ public record UcxVersion(int major, int minor, int release) implements Comparabl
          * refuse put and get.) Workaround: atomics over tcp on endpoints without peer error handling. C reproduction
          * in docs/UCX-BEHAVIOUR.md.
          */
-        TCP_ATOMICS_CANCELED_WITH_PEER_ERROR_HANDLING(1, 23);
+        TCP_ATOMICS_CANCELED_WITH_PEER_ERROR_HANDLING(1, 23),
+        /**
+         * UCX 1.18.1 crashes the process (SIGSEGV, a call through a null function pointer in
+         * {@code ucp_worker_progress}) when two workers of one process are connected through a listener over shared
+         * memory without peer error handling, and the client's first send is made before its endpoint's wire-up has
+         * completed; {@code ucp_ep_print_info} ({@link UcpEndpoint#describe()}, {@link UcpEndpoint#transports()}) on
+         * that endpoint then crashes too. Two processes are not affected, nor 1.13.1 or 1.23.0~rc1. Workaround:
+         * connect workers of one process by worker address ({@link UcpEndpoint.Params#worker}), or progress both
+         * workers until the wire-up is done before the first send (docs/UCX-BEHAVIOUR.md).
+         */
+        IN_PROCESS_LISTENER_SHARED_MEMORY_EARLY_SEND(1, 18);
 
         private final int major;
         private final int minor;
