@@ -97,8 +97,8 @@ public record UcxVersion(int major, int minor, int release) implements Comparabl
         /**
          * UCX 1.18.1 crashes the process (SIGSEGV, a call through a null function pointer in
          * {@code ucp_worker_progress}) when two workers of one process are connected through a listener over shared
-         * memory without peer error handling, and the client's first send is made before its endpoint's wire-up has
-         * completed; {@code ucp_ep_print_info} ({@link UcpEndpoint#describe()}, {@link UcpEndpoint#transports()}) on
+         * memory without peer error handling, and the client's first tag send is made before its endpoint's wire-up
+         * has completed; {@code ucp_ep_print_info} ({@link UcpEndpoint#describe()}, {@link UcpEndpoint#transports()}) on
          * that endpoint then crashes too. Two processes are not affected, nor 1.13.1 or 1.23.0~rc1. Workaround:
          * connect workers of one process by worker address ({@link UcpEndpoint.Params#worker}), or progress both
          * workers until the wire-up is done before the first send (docs/UCX-BEHAVIOUR.md).
