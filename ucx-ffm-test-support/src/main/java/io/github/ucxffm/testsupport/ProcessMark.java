@@ -13,6 +13,9 @@ import java.util.List;
  */
 public final class ProcessMark {
 
+    /** How many times an empty environment is read again, a millisecond apart, before it counts as unmarked. */
+    private static final int EMPTY_ENVIRON_RETRIES = 50;
+
     private final String variable;
     private final String value;
 
@@ -50,7 +53,14 @@ public final class ProcessMark {
      */
     public boolean carriedBy(long pid) {
         try {
-            byte[] environ = Files.readAllBytes(Path.of("/proc", Long.toString(pid), "environ"));
+            Path file = Path.of("/proc", Long.toString(pid), "environ");
+            byte[] environ = Files.readAllBytes(file);
+            // a process in the middle of execve shows an empty environment for a moment (a shell's child just forked
+            // to run a command, say): read again before taking it as unmarked
+            for (int retry = 0; environ.length == 0 && retry < EMPTY_ENVIRON_RETRIES; retry++) {
+                Thread.sleep(1);
+                environ = Files.readAllBytes(file);
+            }
             String entry = variable + "=" + value;
             for (String e : new String(environ, StandardCharsets.ISO_8859_1).split("\0")) {
                 if (e.equals(entry)) {
@@ -60,6 +70,9 @@ public final class ProcessMark {
             return false;
         } catch (IOException gone) {
             return false; // ended meanwhile, or not readable: not one of this run's
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
         }
     }
 

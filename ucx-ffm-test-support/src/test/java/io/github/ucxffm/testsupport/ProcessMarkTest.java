@@ -25,6 +25,12 @@ class ProcessMarkTest {
              ChildProcess unmarked = other.on(ChildProcess.command("sh", "-c", script)).start()) {
             long grandchild = Long.parseLong(marked.expect("child", 30));
             long foreign = Long.parseLong(unmarked.expect("child", 30));
+            // the shells print the pid as soon as they forked: wait until both children have become sleep itself
+            // (before, the command line is the shell's, and during the exec the environment reads empty for a moment)
+            for (long pid : new long[] {grandchild, foreign}) {
+                Await.until("process " + pid + " to run sleep", java.time.Duration.ofSeconds(30),
+                        () -> commandLine(pid).startsWith("sleep\0"));
+            }
             // the shell (whose command line holds the script) and the sleep it started, not the other tree's
             assertEquals(Set.of(marked.pid(), grandchild), Set.copyOf(mark.processes("sleep 301")));
             assertFalse(mark.carriedBy(foreign));
@@ -33,5 +39,14 @@ class ProcessMarkTest {
         }
         assertTrue(mark.processes("sleep 301").isEmpty(), "closed: nothing of the tree is left");
         assertFalse(mark.carriedBy(Long.MAX_VALUE));
+    }
+
+    private static String commandLine(long pid) {
+        try {
+            return new String(java.nio.file.Files.readAllBytes(java.nio.file.Path.of("/proc", Long.toString(pid),
+                    "cmdline")), java.nio.charset.StandardCharsets.ISO_8859_1);
+        } catch (java.io.IOException gone) {
+            return "";
+        }
     }
 }
