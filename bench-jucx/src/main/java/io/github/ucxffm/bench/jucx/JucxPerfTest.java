@@ -297,7 +297,6 @@ public final class JucxPerfTest extends PerfRunner {
         return reply;
     }
 
-
     /**
      * Swaps worker addresses with the peer over the side channel and connects the endpoint to the peer's worker, as
      * {@code ucx_perftest} and the ucx-ffm runner connect (see {@link SideChannel}).
