@@ -92,7 +92,7 @@ class InProcessListenerTest {
          */
         public static void main(String[] args) {
             boolean listener = args[0].equals("listener");
-            long settleNanos = Long.parseLong(args[1]) * 1_000_000L;
+            long settleMillis = Long.parseLong(args[1]);
             int roundTrips = Integer.parseInt(args[2]);
             try (UcpContext context = UcpContext.builder().features(UcpContext.Feature.TAG)
                     .config("TLS", "posix,tcp,self").build();
@@ -106,54 +106,26 @@ class InProcessListenerTest {
                     UcpListener l = server.listen(new InetSocketAddress("127.0.0.1", 0), null,
                             r -> accepted.set(r.accept(e -> { }, false)));
                     toServer = client.connect(UcpEndpoint.Params.socket(l.address()).peerErrorHandling(false));
-                    long deadline = System.nanoTime() + 20_000_000_000L;
-                    while (accepted.get() == null) {
-                        if (System.nanoTime() - deadline > 0) {
-                            throw new IllegalStateException("no connection request within 20 s");
-                        }
-                        server.progress();
-                        client.progress();
-                    }
+                    // the first send follows the accept with no progress in between (none when settleMillis is 0)
+                    TestSupport.progressUntil(() -> accepted.get() != null, 20_000, server, client);
                     toClient = accepted.get();
                 } else {
                     toServer = client.connect(UcpEndpoint.Params.worker(server.address()).peerErrorHandling(false));
                     toClient = server.connect(UcpEndpoint.Params.worker(client.address()).peerErrorHandling(false));
                 }
-                long settleEnd = System.nanoTime() + settleNanos;
-                while (System.nanoTime() - settleEnd < 0) {
-                    server.progress();
-                    client.progress();
-                }
+                TestSupport.progressFor(settleMillis, server, client);
                 MemorySegment out = arena.allocate(8);
                 MemorySegment in = arena.allocate(8);
                 for (long i = 0; i < roundTrips; i++) {
                     out.set(JAVA_LONG, 0, i);
                     long receive = server.receiveTag(in, 0, 8, 1, -1L);
-                    await(client, toServer.sendTag(out, 0, 8, 1), server, receive);
+                    TestSupport.awaitBoth(client, toServer.sendTag(out, 0, 8, 1), server, receive);
                     check(in, i);
                     receive = client.receiveTag(in, 0, 8, 2, -1L);
-                    await(server, toClient.sendTag(out, 0, 8, 2), client, receive);
+                    TestSupport.awaitBoth(server, toClient.sendTag(out, 0, 8, 2), client, receive);
                     check(in, i);
                 }
                 System.out.println("round trips " + roundTrips + " over " + toServer.transports());
-            }
-        }
-
-        private static void await(UcpWorker w1, long t1, UcpWorker w2, long t2) {
-            boolean done1 = false;
-            boolean done2 = false;
-            long deadline = System.nanoTime() + 20_000_000_000L;
-            while (true) {
-                done1 = done1 || w1.poll(t1);
-                done2 = done2 || w2.poll(t2);
-                if (done1 && done2) {
-                    return;
-                }
-                if (System.nanoTime() - deadline > 0) {
-                    throw new IllegalStateException("a round trip did not complete within 20 s");
-                }
-                w1.progress();
-                w2.progress();
             }
         }
 
