@@ -41,7 +41,7 @@ public final class PerfThreads<R extends PerfRunner> {
     private final Duration timeout;
     private final int count;
     private final CyclicBarrier together;
-    private final Object[] runners;
+    private final PerfRunner[] runners;
     private final Thread[] started;
     private final int[] ports;
     private final CountDownLatch listening;
@@ -67,7 +67,7 @@ public final class PerfThreads<R extends PerfRunner> {
         this.timeout = timeout;
         this.count = count;
         this.together = new CyclicBarrier(count);
-        this.runners = new Object[count];
+        this.runners = new PerfRunner[count];
         this.started = new Thread[count];
         this.ports = new int[count];
         this.listening = new CountDownLatch(count - 1);
@@ -126,8 +126,9 @@ public final class PerfThreads<R extends PerfRunner> {
         for (int i = 1; i < count; i++) {
             int t = i;
             started[i] = Thread.ofPlatform().name("perftest-thread-" + t).start(() -> {
+                R r = null;
                 try {
-                    R r = make.apply(t);
+                    r = make.apply(t);
                     runners[t] = r;
                     session.run(r, t);
                 } catch (Throwable e) {
@@ -135,18 +136,12 @@ public final class PerfThreads<R extends PerfRunner> {
                     err.flush();
                     System.exit(1);
                 } finally {
-                    R r = runner(t);
                     if (r != null) {
                         close.accept(r);
                     }
                 }
             });
         }
-    }
-
-    @SuppressWarnings("unchecked")
-    private R runner(int t) {
-        return (R) runners[t];
     }
 
     /**
@@ -174,12 +169,12 @@ public final class PerfThreads<R extends PerfRunner> {
      * the mean of the overall latencies, the sums of bandwidths and message rates. Call after {@link #join()}.
      */
     PerfFinal aggregate() {
-        PerfFinal first = runner(0).report.result();
+        PerfFinal first = runners[0].report.result();
         double latency = 0;
         double bandwidth = 0;
         double rate = 0;
         for (int t = 0; t < count; t++) {
-            PerfFinal f = runner(t).report.result();
+            PerfFinal f = runners[t].report.result();
             latency += f.overallMicros();
             bandwidth += f.bandwidthOverall();
             rate += f.rateOverall();
