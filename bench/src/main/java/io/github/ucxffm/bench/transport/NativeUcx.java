@@ -19,7 +19,7 @@ import java.util.concurrent.TimeUnit;
  * Native UCX's own ping-pong in the same sitting, beside ucx-ffm-netty's echo ping-pong: {@code ucx_perftest -t
  * ucp_am_lat} between two processes on this machine, with the echo cell's message size and, of the ucx-ffm-netty
  * transport, the way of waiting ({@code -E sleep}: progress, arm the worker, sleep on its event descriptor;
- * {@code -E poll} for the spinning transport, whose loops do not sleep within a round trip), the peer error handling
+ * {@code -E poll} for the spinning transports, whose loops do not sleep within a round trip), the peer error handling
  * ({@code -e}) and the UCX options of its contexts ({@code UcxTransportConfig.contextOptions()}, as {@code UCX_}
  * variables). An active message each way, with no Netty, no JVM and no copy: what UCX itself takes per round trip
  * used that way. For large messages UCX may choose another protocol than the transport's, so it is a reference, not
@@ -106,7 +106,7 @@ final class NativeUcx {
      * @return {@code sleep} or {@code poll}
      */
     static String waitMode(TransportKind t) {
-        return t == TransportKind.UCX_SHM_SPIN ? "poll" : "sleep";
+        return t.spins() ? "poll" : "sleep";
     }
 
     /**
@@ -257,7 +257,8 @@ final class NativeUcx {
         }
         StringBuilder b = new StringBuilder("Native UCX in the same sitting: ucx_perftest -t ucp_am_lat at the echo's "
                 + "size, with the\ntransport's UCX options and peer error handling (-e), waiting as its event loops "
-                + "do (-E sleep;\nucx-shm-spin: -E poll); round trip in us (2 x ucx_perftest's latency). (x): "
+                + "do (-E sleep;\nucx-shm-spin, ucx-tcp-spin: -E poll); round trip in us (2 x ucx_perftest's "
+                + "latency). (x): "
                 + "ucx-ffm-netty's echo-pingpong\nas a multiple of native UCX's.\n\n");
         String fmt = "%-20s %-13s %-22s %-10s %-10s %-16s %s%n";
         b.append(String.format(Locale.ROOT, fmt, "cell", "transport", "native (UCX_TLS, -E)", "p50 us", "p99 us",

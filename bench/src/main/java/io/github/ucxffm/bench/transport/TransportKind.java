@@ -24,9 +24,11 @@ enum TransportKind implements Labelled {
      * {@link #UCX_SHM} with event loops that keep progressing for a while ({@link #SPIN_NANOS} unless
      * {@code --ucx-spin} says otherwise) before they sleep: ucx-ffm-netty's spin window, a core traded for latency.
      */
-    UCX_SHM_SPIN("ucx-shm-spin", "ucx-ffm-netty, UCX shared memory, idle loops spin before sleeping");
+    UCX_SHM_SPIN("ucx-shm-spin", "ucx-ffm-netty, UCX shared memory, idle loops spin before sleeping"),
+    /** {@link #UCX_TCP} with the spin window of {@link #UCX_SHM_SPIN}. */
+    UCX_TCP_SPIN("ucx-tcp-spin", "ucx-ffm-netty, UCX tcp, idle loops spin before sleeping");
 
-    /** The spin window of {@link #UCX_SHM_SPIN} when {@code --ucx-spin} gives none: 50 us. */
+    /** The spin window of the spinning transports when {@code --ucx-spin} gives none: 50 us. */
     static final long SPIN_NANOS = 50_000;
 
     private final String label;
@@ -44,7 +46,12 @@ enum TransportKind implements Labelled {
 
     /** Whether it is ucx-ffm-netty's. */
     boolean isUcx() {
-        return this == UCX_SHM || this == UCX_TCP || this == UCX_SHM_SPIN;
+        return this == UCX_SHM || this == UCX_TCP || spins();
+    }
+
+    /** Whether it is one of ucx-ffm-netty's with event loops that spin before sleeping by default. */
+    boolean spins() {
+        return this == UCX_SHM_SPIN || this == UCX_TCP_SPIN;
     }
 
     /**
@@ -54,7 +61,7 @@ enum TransportKind implements Labelled {
      * @return the spin in ns, or negative for ucx-ffm-netty's default (no spin unless its system property says)
      */
     long spinNanos(long option) {
-        return this == UCX_SHM_SPIN && option < 0 ? SPIN_NANOS : option;
+        return spins() && option < 0 ? SPIN_NANOS : option;
     }
 
     /** What it is, in a few words. */
@@ -91,7 +98,7 @@ enum TransportKind implements Labelled {
             }
             case NIO -> new NettyTransport(new MultiThreadIoEventLoopGroup(threads, NioIoHandler.newFactory()),
                     NioServerSocketChannel.class, NioSocketChannel.class, true);
-            case UCX_SHM, UCX_TCP, UCX_SHM_SPIN -> UcxTransports.open(this, threads, spinNanos);
+            case UCX_SHM, UCX_TCP, UCX_SHM_SPIN, UCX_TCP_SPIN -> UcxTransports.open(this, threads, spinNanos);
         };
     }
 }

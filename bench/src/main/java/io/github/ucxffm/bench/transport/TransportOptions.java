@@ -56,8 +56,9 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
               bench/results/transport-DATE/.
 
               --transports LIST  epoll (Netty epoll, TCP), nio (Netty NIO, TCP), ucx-shm (ucx-ffm-netty over UCX
-                                 shared memory), ucx-tcp (ucx-ffm-netty over UCX tcp), ucx-shm-spin (ucx-shm
-                                 whose idle loops spin 50 us, or --ucx-spin, before sleeping) (all five)
+                                 shared memory), ucx-tcp (ucx-ffm-netty over UCX tcp), ucx-shm-spin and
+                                 ucx-tcp-spin (ucx-shm and ucx-tcp whose idle loops spin 50 us, or --ucx-spin,
+                                 before sleeping) (all six)
               --tests LIST       echo-pingpong (one message outstanding), echo-window (--window outstanding),
                                  grpc-unary (one call at a time), grpc-stream (server streaming) (all four)
               --sizes LIST       the echo tests' message sizes, e.g. 64,64k (64,65536)
@@ -74,7 +75,7 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
               --timeout S        seconds a cell may take before it is given up (120)
               --out DIR          where the results directory goes (bench/results)
               --ucx-spin NS      how long an idle UCX event loop keeps progressing before it sleeps, in ns, on
-                                 both sides, for every UCX transport (default: 50000 for ucx-shm-spin;
+                                 both sides, for every UCX transport (default: 50000 for the two -spin;
                                  ucx-ffm-netty's own, 0 or the system property io.github.ucxffm.netty.spinNanos,
                                  for the others)
               --native CMD       the ucx_perftest run beside each UCX transport's echo-pingpong cells

@@ -33,7 +33,7 @@ public final class TransportServer {
             if ((args.length != 2 && args.length != 4) || !args[0].equals("--transport")
                     || args.length == 4 && !args[2].equals("--ucx-spin")) {
                 throw new IllegalArgumentException("usage: TransportServer --transport "
-                        + "epoll|nio|ucx-shm|ucx-tcp|ucx-shm-spin [--ucx-spin NANOS]");
+                        + "epoll|nio|ucx-shm|ucx-tcp|ucx-shm-spin|ucx-tcp-spin [--ucx-spin NANOS]");
             }
             kind = TransportKind.byLabel(args[1]);
             if (args.length == 4) {

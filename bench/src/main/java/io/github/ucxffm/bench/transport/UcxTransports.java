@@ -18,8 +18,8 @@ final class UcxTransports {
      * which on UCX 1.13 would keep shared memory out of the endpoints; {@code ucx-tcp} has UCX's tcp alone and
      * ucx-ffm-netty's defaults.
      *
-     * @param kind      {@link TransportKind#UCX_SHM}, {@link TransportKind#UCX_SHM_SPIN} (the same settings; its spin
-     *                  comes as {@code spinNanos}) or {@link TransportKind#UCX_TCP}
+     * @param kind      {@link TransportKind#UCX_SHM} or {@link TransportKind#UCX_TCP}, or their spinning kinds
+     *                  (the same settings; the spin comes as {@code spinNanos})
      * @param spinNanos how long an idle event loop progresses before it sleeps, or negative for the default
      * @return the config
      */
@@ -27,7 +27,7 @@ final class UcxTransports {
         UcxTransportConfig.Builder b = switch (kind) {
             case UCX_SHM, UCX_SHM_SPIN -> UcxTransportConfig.builder().config("TLS", "sm,tcp,self")
                     .peerErrorHandling(false);
-            case UCX_TCP -> UcxTransportConfig.builder().config("TLS", "tcp");
+            case UCX_TCP, UCX_TCP_SPIN -> UcxTransportConfig.builder().config("TLS", "tcp");
             default -> throw new IllegalArgumentException(kind.label() + " is not a UCX transport");
         };
         if (spinNanos >= 0) {

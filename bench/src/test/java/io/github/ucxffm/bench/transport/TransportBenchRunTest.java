@@ -32,7 +32,7 @@ class TransportBenchRunTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"nio", "ucx-tcp", "ucx-shm"})
+    @ValueSource(strings = {"nio", "ucx-tcp", "ucx-shm", "ucx-tcp-spin"})
     void shouldRunEveryCellWithVerifiedAnswersAndWriteTheResults(String transport, @TempDir Path dir)
             throws Exception {
         TransportOptions o = TransportOptions.parse(dir, "--quick", "--iterations", "200", "--transports", transport,
@@ -72,6 +72,11 @@ class TransportBenchRunTest {
             assertTrue(Files.size(results.resolve(f)) > 0, f);
         }
         assertFalse(Files.exists(results.resolve("logs")), "the server's log is kept only when something failed");
+        // what each UCX transport ran with, its spin window among it: 50 us for the spinning ones, none for the others
+        String environment = Files.readString(results.resolve("environment.txt"));
+        if (ucx) {
+            assertTrue(environment.contains("spinNanos=" + (transport.endsWith("-spin") ? "50000" : "0")), environment);
+        }
         String table = Files.readString(results.resolve("table.txt"));
         assertTrue(printed.contains(table.strip().lines().findFirst().orElseThrow()), "the table is printed");
         for (Cell c : cells) {

@@ -26,7 +26,7 @@ class TransportOptionsTest {
     void shouldRunEveryTransportAndTestByDefault() {
         TransportOptions o = parse();
         assertEquals(List.of(TransportKind.EPOLL, TransportKind.NIO, TransportKind.UCX_SHM, TransportKind.UCX_TCP,
-                TransportKind.UCX_SHM_SPIN), o.transports());
+                TransportKind.UCX_SHM_SPIN, TransportKind.UCX_TCP_SPIN), o.transports());
         assertEquals(List.of(new Cell(Scenario.ECHO_PINGPONG, 64), new Cell(Scenario.ECHO_PINGPONG, 65536),
                 new Cell(Scenario.ECHO_WINDOW, 64), new Cell(Scenario.ECHO_WINDOW, 65536),
                 new Cell(Scenario.GRPC_UNARY, 64), new Cell(Scenario.GRPC_STREAM, 65536)), o.cells());
@@ -100,7 +100,7 @@ class TransportOptionsTest {
     @Test
     void shouldRefuseBadInputNamingIt() {
         assertTrue(refusal("--transports", "rdma")
-                .contains("unknown transport 'rdma' (epoll, nio, ucx-shm, ucx-tcp, ucx-shm-spin)"));
+                .contains("unknown transport 'rdma' (epoll, nio, ucx-shm, ucx-tcp, ucx-shm-spin, ucx-tcp-spin)"));
         assertTrue(refusal("--tests", "echo").contains("unknown test 'echo'"));
         assertTrue(refusal("--transports", "nio,nio").contains("names 'nio' twice"));
         assertTrue(refusal("--transports", "nio,").contains("without empty items"));

@@ -104,11 +104,11 @@ class TransportResultsTest {
     void shouldPrintARowPerCellAndTransportWithRatiosAndFailures() {
         String table = sample().table();
         List<String> lines = table.lines().toList();
-        assertTrue(lines.stream().anyMatch(l -> l.startsWith("echo-pingpong 64 B   epoll     20.00 ")), table);
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("echo-pingpong 64 B   epoll        20.00 ")), table);
         assertTrue(lines.stream().anyMatch(l -> l.matches(" +ucx-shm +8\\.000 \\(0\\.40x\\) +30\\.00 \\(0\\.75x\\) "
                 + "+200000 \\(4\\.00x\\).*")), table);
         assertTrue(lines.stream().anyMatch(l -> l.matches(" +ucx-tcp +FAILED: no end within 120 s")), table);
-        assertTrue(lines.stream().anyMatch(l -> l.startsWith("grpc-stream 64 KiB   epoll     -  ")), table);
+        assertTrue(lines.stream().anyMatch(l -> l.startsWith("grpc-stream 64 KiB   epoll        -  ")), table);
         // 100000 + 400000 + 95000 + 10000 + 12000 + 9500 + 20000 + 30000 answers, each verified
         assertTrue(table.contains("Answers compared byte for byte with what was sent or expected: 676500 of 676500; "
                 + "1 cells failed"), table);
@@ -138,8 +138,9 @@ class TransportResultsTest {
         // a rate 12% lower is 1/0.88 = 1.14 times worse: beyond 10%, though its CPU per request is the same
         assertTrue(slow.targets().contains("worst echo-pingpong 64 B req/s 0.88x: not met"), slow.targets());
         assertTrue(ok.targets().contains("gRPC unary p50 over ucx-shm below epoll: not measured"), ok.targets());
-        // the spin window's lines only where ucx-shm-spin ran
+        // the spin window's lines only where a spinning transport ran
         assertFalse(t.contains("ucx-shm-spin"), t);
+        assertFalse(t.contains("ucx-tcp-spin"), t);
         TransportResults spin = sample();
         spin.add(m(TransportKind.UCX_SHM_SPIN, PINGPONG, 1_000_000, 2.0, 9.0, 1.0, 1.0));
         String s = spin.targets();
@@ -147,6 +148,19 @@ class TransportResultsTest {
                 s);
         assertTrue(s.contains("gRPC unary p50 over ucx-shm-spin below epoll: not measured"), s);
         assertTrue(s.contains("echo 64 B p50 over ucx-shm at most 0.5x epoll: 0.40x"), s);
+        assertFalse(s.contains("ucx-tcp-spin"), s);
+        // ucx-tcp-spin has a 10% line of its own, judged on its own cells
+        TransportResults tcpSpin = new TransportResults();
+        tcpSpin.add(m(TransportKind.EPOLL, PINGPONG, 100_000, 20.0, 40.0, 1.0, 1.0));
+        tcpSpin.add(m(TransportKind.UCX_TCP, PINGPONG, 100_000, 21.0, 43.0, 1.0, 1.0));
+        // half the latency, but 1.15 times the CPU per request: (1.0 + 1.3) / (1.0 + 1.0)
+        tcpSpin.add(m(TransportKind.UCX_TCP_SPIN, PINGPONG, 100_000, 10.0, 20.0, 1.0, 1.3));
+        String ts = tcpSpin.targets();
+        assertTrue(ts.contains("ucx-tcp within 10% of epoll in every column: worst echo-pingpong 64 B p99 us 1.08x: met"),
+                ts);
+        assertTrue(ts.contains("ucx-tcp-spin within 10% of epoll in every column: worst echo-pingpong 64 B cpu s/Mreq "
+                + "1.15x: not met"), ts);
+        assertFalse(ts.contains("ucx-shm-spin"), ts);
     }
 
     @Test
@@ -158,6 +172,11 @@ class TransportResultsTest {
         assertTrue(TransportBench.serverCommand(TransportKind.UCX_SHM_SPIN, TransportKind.UCX_SHM_SPIN.spinNanos(-1))
                 .containsAll(List.of("--transport", "ucx-shm-spin", "--ucx-spin", "50000")));
         assertTrue(UcxTransports.config(TransportKind.UCX_SHM_SPIN, 50_000).toString().contains("spinNanos=50000"));
+        assertEquals(TransportKind.SPIN_NANOS, TransportKind.UCX_TCP_SPIN.spinNanos(-1));
+        assertTrue(TransportBench.serverCommand(TransportKind.UCX_TCP_SPIN, TransportKind.UCX_TCP_SPIN.spinNanos(-1))
+                .containsAll(List.of("--transport", "ucx-tcp-spin", "--ucx-spin", "50000")));
+        String tcpSpin = UcxTransports.config(TransportKind.UCX_TCP_SPIN, 50_000).toString();
+        assertTrue(tcpSpin.contains("TLS=tcp") && tcpSpin.contains("spinNanos=50000"), tcpSpin);
     }
 
     @Test
