@@ -258,8 +258,7 @@ final class NativeUcx {
         StringBuilder b = new StringBuilder("Native UCX in the same sitting: ucx_perftest -t ucp_am_lat at the echo's "
                 + "size, with the\ntransport's UCX options and peer error handling (-e), waiting as its event loops "
                 + "do (-E sleep;\nucx-shm-spin, ucx-tcp-spin: -E poll); round trip in us (2 x ucx_perftest's "
-                + "latency). (x): "
-                + "ucx-ffm-netty's echo-pingpong\nas a multiple of native UCX's.\n\n");
+                + "latency). (x): ucx-ffm-netty's echo-pingpong\nas a multiple of native UCX's.\n\n");
         String fmt = "%-20s %-13s %-22s %-10s %-10s %-16s %s%n";
         b.append(String.format(Locale.ROOT, fmt, "cell", "transport", "native (UCX_TLS, -E)", "p50 us", "p99 us",
                 "netty p50 us", "netty p99 us"));

@@ -75,9 +75,9 @@ record TransportOptions(List<TransportKind> transports, List<Scenario> scenarios
               --timeout S        seconds a cell may take before it is given up (120)
               --out DIR          where the results directory goes (bench/results)
               --ucx-spin NS      how long an idle UCX event loop keeps progressing before it sleeps, in ns, on
-                                 both sides, for every UCX transport (default: 50000 for the two -spin;
-                                 ucx-ffm-netty's own, 0 or the system property io.github.ucxffm.netty.spinNanos,
-                                 for the others)
+                                 both sides, for every UCX transport (default: 50000 for ucx-shm-spin and
+                                 ucx-tcp-spin; ucx-ffm-netty's own, 0 or the system property
+                                 io.github.ucxffm.netty.spinNanos, for the others)
               --native CMD       the ucx_perftest run beside each UCX transport's echo-pingpong cells
                                  (ucp_am_lat, same size, UCX options and way of waiting, same sitting); none:
                                  no native runs (ucx_perftest)
