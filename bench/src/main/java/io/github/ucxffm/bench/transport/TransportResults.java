@@ -230,10 +230,10 @@ final class TransportResults {
 
     /**
      * The target that a transport is within 10% of epoll in every column: no column more than 1.1 times worse, the
-     * worst one decides and is named. Nothing for a spinning transport that did not run: it is an extra.
+     * worst one decides and is named. Nothing for a spinning transport that did not run ({@link #extraNotRun}).
      */
     private void withinTenPercent(StringBuilder b, TransportKind t) {
-        if (t.spins() && !transports().contains(t)) {
+        if (extraNotRun(t)) {
             return;
         }
         String what = t.label() + " within 10% of epoll in every column";
@@ -270,11 +270,11 @@ final class TransportResults {
 
     /**
      * One target: a transport's ratio to epoll in the first cell of a scenario (of a size, or any size when
-     * {@code size < 0}) against a bound. Nothing for a spinning transport that did not run: it is an extra.
+     * {@code size < 0}) against a bound. Nothing for a spinning transport that did not run ({@link #extraNotRun}).
      */
     private void target(StringBuilder b, TransportKind t, String what, Scenario scenario, int size, Metric metric,
                         double bound, boolean strict) {
-        if (t.spins() && !transports().contains(t)) {
+        if (extraNotRun(t)) {
             return;
         }
         Cell cell = cells().stream().filter(c -> c.scenario() == scenario && (size < 0 || c.size() == size))
@@ -290,6 +290,11 @@ final class TransportResults {
                 : (strict ? r < bound : r <= bound);
         b.append(String.format(Locale.ROOT, "%.2fx", r)).append(" in ").append(cell.label()).append(": ")
                 .append(met ? "met" : "not met").append('\n');
+    }
+
+    /** Whether {@code t} is a spinning transport, an extra whose target lines appear only where it ran. */
+    private boolean extraNotRun(TransportKind t) {
+        return t.spins() && !transports().contains(t);
     }
 
     /** The header of {@link #csv()}. */
