@@ -3,6 +3,11 @@ package io.github.ucxffm.testsupport;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
@@ -28,7 +33,7 @@ class ProcessMarkTest {
             // the shells print the pid as soon as they forked: wait until both children have become sleep itself
             // (before, the command line is the shell's, and during the exec the environment reads empty for a moment)
             for (long pid : new long[] {grandchild, foreign}) {
-                Await.until("process " + pid + " to run sleep", java.time.Duration.ofSeconds(30),
+                Await.until("process " + pid + " to run sleep", Duration.ofSeconds(30),
                         () -> commandLine(pid).startsWith("sleep\0"));
             }
             // the shell (whose command line holds the script) and the sleep it started, not the other tree's
@@ -43,9 +48,9 @@ class ProcessMarkTest {
 
     private static String commandLine(long pid) {
         try {
-            return new String(java.nio.file.Files.readAllBytes(java.nio.file.Path.of("/proc", Long.toString(pid),
-                    "cmdline")), java.nio.charset.StandardCharsets.ISO_8859_1);
-        } catch (java.io.IOException gone) {
+            return new String(Files.readAllBytes(Path.of("/proc", Long.toString(pid), "cmdline")),
+                    StandardCharsets.ISO_8859_1);
+        } catch (IOException gone) {
             return "";
         }
     }
