@@ -43,13 +43,11 @@ import java.util.function.Function;
  *       ({@code TCP_RX_SEG_SIZE}, UCX's default 64K) and, on UCX 1.18 and later, its send segment
  *       ({@code TCP_TX_SEG_SIZE}, UCX's default 8K), both {@value #TCP_SEGMENT_DEFAULT}. UCX sends an eager message
  *       over tcp in fragments of at most a segment (1.18 and later the send segment, 1.13 the receive segment), each
- *       a message to handle on both sides, and a flush over tcp alone is cut to one segment. With 264K a flush of up
- *       to four 64 KiB writes goes as one UCX message with its framing (a 64 KiB gRPC message is 65,577 bytes with
- *       its HTTP/2 and gRPC headers), with 128K each goes alone, with 64K as two. Measured in alternated runs, windows
- *       of 64 KiB echoes over tcp gained with 128K against 64K (bench/RESULTS.md, round 19) and again with 264K
- *       against 128K on UCX 1.13, 1.18 and 1.23, in nine pairs of nine, with a third of the socket calls, while the
- *       ping-pong of 64 KiB echoes and gRPC streaming did not change beyond the noise (round 22). UCX's 8K send
- *       segment halved the rate of 64 KiB echoes against 64K (round 13).
+ *       a message to handle on both sides. With 128K a 64 KiB write goes as one UCX message with its framing (a
+ *       64 KiB gRPC message is 65,577 bytes with its HTTP/2 and gRPC headers), with 64K as two; measured in
+ *       alternated runs, windows of 64 KiB echoes over tcp gained with 128K on UCX 1.13, 1.18 and 1.23, ping-pong on
+ *       1.23, and gRPC streaming did not change beyond the noise (bench/RESULTS.md, round 19). UCX's 8K send segment
+ *       halved the rate of 64 KiB echoes against 64K (round 13).
  *       A segment the user sets bounds the other's default, since UCX refuses to open tcp with a receive segment
  *       smaller than the send segment: with {@code TCP_RX_SEG_SIZE=32k} alone the send segment is 32k too, and with a
  *       send segment above {@value #TCP_SEGMENT_DEFAULT} the receive segment is left to the user. UCX 1.13 takes its
@@ -75,10 +73,10 @@ public final class UcxTransportConfig {
     /** The UCX option {@link #contextDefaults} sets on UCX 1.18 and later: the tcp transport's send segment. */
     static final String TCP_SEGMENT = "TCP_TX_SEG_SIZE";
     /**
-     * The value of the tcp transport's segments when neither the config nor the environment gives one: a flush of four
-     * 64 KiB writes and their framing in one UCX message.
+     * The value of the tcp transport's segments when neither the config nor the environment gives one: a 64 KiB write
+     * and its framing in one UCX message.
      */
-    static final String TCP_SEGMENT_DEFAULT = "264k";
+    static final String TCP_SEGMENT_DEFAULT = "128k";
 
     /** The UCX option {@link #contextDefaults} sets over tcp alone: how many lanes a rendezvous may use. */
     static final String RNDV_RAILS = "MAX_RNDV_RAILS";

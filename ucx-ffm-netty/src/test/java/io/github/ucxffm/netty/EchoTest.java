@@ -222,8 +222,8 @@ class EchoTest extends UcxTestBase {
     /**
      * Over tcp alone, where data goes eager, a write larger than one of UCX's tcp segments is cut into messages that
      * each fit one ({@link UcxTransportConfig#tcpMessageBytes()}), so that UCX sends and delivers each in one piece
-     * rather than reassembling it in memory of its own: 300,000 bytes go as two messages of at most 269,824 bytes
-     * with the transport's 264K segments, and come back in order and intact. Over shared memory, and over tcp when
+     * rather than reassembling it in memory of its own: 300,000 bytes go as three messages of at most 130,560 bytes
+     * with the transport's 128K segments, and come back in order and intact. Over shared memory, and over tcp when
      * UCX chooses the protocol by size, the same write is one message.
      */
     @Test
@@ -291,8 +291,8 @@ class EchoTest extends UcxTestBase {
      * Over tcp alone, a flush of many small writes goes to UCX as one buffer (UCX's tcp transport sends a list of
      * pieces six at a time, one socket call each): the bytes come back in order and intact, from one copy per such
      * flush. A flush of a few pieces goes as its pieces, and over shared memory every flush does. Over tcp the
-     * flush of 180,000 bytes goes cut into messages of one of UCX's tcp segments (one with the transport's 264K
-     * segments), each of three pieces or fewer.
+     * flush of 180,000 bytes is larger than one of UCX's tcp segments and goes cut into messages of one segment
+     * (two with the transport's 128K segments), each of three pieces or fewer.
      */
     @Test
     void shouldCopyAFlushOfSmallWritesIntoOneBufferOverTcpAlone() throws Exception {

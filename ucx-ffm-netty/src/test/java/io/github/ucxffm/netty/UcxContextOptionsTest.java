@@ -51,10 +51,10 @@ class UcxContextOptionsTest {
 
     /**
      * The transport's segments are in force, not only accepted, on each release: UCX refuses to open tcp, and so to
-     * create a worker, with a receive segment smaller than the send segment. A send segment of the transport's default
-     * size beside the transport's options is taken (so its receive segment is at least that, where UCX's own is 64K),
-     * and on 1.18 and later, where the transport sets the send segment too, a receive segment of 64K put over the
-     * transport's is refused (so its send segment is larger).
+     * create a worker, with a receive segment smaller than the send segment. A send segment of 128k beside the
+     * transport's options is taken (so its receive segment is 128k), and on 1.18 and later, where the transport sets
+     * the send segment too, a receive segment of 64K put over the transport's is refused (so its send segment is
+     * 128k).
      */
     @Test
     void shouldPutTheTcpSegmentsInForce() {
@@ -65,7 +65,7 @@ class UcxContextOptionsTest {
                 && System.getenv("UCX_TCP_TX_SEG_SIZE") == null, "a tcp segment is set in the environment");
         Map<String, String> options = UcxTransportConfig.builder().config("TLS", "tcp,self").build().contextOptions();
         String tx = txSegmentOption(ucx);
-        try (UcpContext context = context(options, Map.of(tx, UcxTransportConfig.TCP_SEGMENT_DEFAULT)); UcpWorker worker = context.newWorker()) {
+        try (UcpContext context = context(options, Map.of(tx, "128k")); UcpWorker worker = context.newWorker()) {
             worker.progress();
         }
         if (ucx.atLeast(1, 18)) {

@@ -24,27 +24,27 @@ class UcxTransportConfigTest {
     private static final UcxTransportConfig.DataProtocol AUTO = UcxTransportConfig.DataProtocol.AUTOMATIC;
 
     /**
-     * Segments of 264k where tcp may be among the transports: receive and send from 1.18 on, the receive segment alone
+     * Segments of 128k where tcp may be among the transports: receive and send from 1.18 on, the receive segment alone
      * on 1.13 and under the name 1.13's context takes, nothing where that was not tried (1.14 to 1.17) or where the
      * user chose a size, and never a receive segment smaller than the send segment (UCX would refuse to open tcp).
      */
     @Test
     void shouldGiveTcpLargeSegmentsUnlessTheUserChoseASize() {
         Map<String, String> none = Map.of();
-        Map<String, String> both = Map.of("TCP_RX_SEG_SIZE", "264k", "TCP_TX_SEG_SIZE", "264k");
+        Map<String, String> both = Map.of("TCP_RX_SEG_SIZE", "128k", "TCP_TX_SEG_SIZE", "128k");
         assertEquals(both, UcxTransportConfig.contextDefaults(none, name -> null, UCX_1_18, AUTO));
         assertEquals(both, UcxTransportConfig.contextDefaults(none, name -> null, new UcxVersion(1, 23, 0), AUTO));
-        assertEquals(Map.of("RX_SEG_SIZE", "264k"), UcxTransportConfig.contextDefaults(none, name -> null, UCX_1_13,
+        assertEquals(Map.of("RX_SEG_SIZE", "128k"), UcxTransportConfig.contextDefaults(none, name -> null, UCX_1_13,
                 AUTO));
         assertEquals(Map.of(), UcxTransportConfig.contextDefaults(none, name -> null, new UcxVersion(1, 15, 0), AUTO));
         // either set in the config (with or without the UCX_ prefix, which the builder strips), or in the environment
         UcxTransportConfig ownTx = UcxTransportConfig.builder().config("UCX_TCP_TX_SEG_SIZE", "16k").build();
-        assertEquals(Map.of("TCP_RX_SEG_SIZE", "264k"), UcxTransportConfig.contextDefaults(ownTx.ucxConfig(),
+        assertEquals(Map.of("TCP_RX_SEG_SIZE", "128k"), UcxTransportConfig.contextDefaults(ownTx.ucxConfig(),
                 name -> null, UCX_1_18, AUTO));
-        assertEquals(Map.of("TCP_RX_SEG_SIZE", "264k"), UcxTransportConfig.contextDefaults(none,
+        assertEquals(Map.of("TCP_RX_SEG_SIZE", "128k"), UcxTransportConfig.contextDefaults(none,
                 name -> name.equals("UCX_TCP_TX_SEG_SIZE") ? "8k" : null, UCX_1_18, AUTO));
         // a receive segment of the user's bounds the send segment (UCX refuses to open tcp with a receive segment
-        // smaller than the send segment), and a larger one leaves it at 264k
+        // smaller than the send segment), and a larger one leaves it at 128k
         Function<String, String> rxInEnvironment = name -> name.equals("UCX_TCP_RX_SEG_SIZE") ? "32k" : null;
         assertEquals(Map.of("TCP_TX_SEG_SIZE", "32k"), UcxTransportConfig.contextDefaults(none, rxInEnvironment,
                 UCX_1_18, AUTO));
@@ -55,21 +55,19 @@ class UcxTransportConfigTest {
             assertEquals(Map.of("TCP_TX_SEG_SIZE", "32k"), UcxTransportConfig.contextDefaults(own, name -> null,
                     UCX_1_18, AUTO), key);
         }
-        assertEquals(Map.of("TCP_TX_SEG_SIZE", "264k"), UcxTransportConfig.contextDefaults(
+        assertEquals(Map.of("TCP_TX_SEG_SIZE", "128k"), UcxTransportConfig.contextDefaults(
                 Map.of("TCP_RX_SEG_SIZE", "1m"), name -> null, UCX_1_18, AUTO));
         // one UCX would not read leaves the other unset too (UCX refuses it itself)
         assertEquals(Map.of(), UcxTransportConfig.contextDefaults(Map.of("TCP_RX_SEG_SIZE", "lots"), name -> null,
                 UCX_1_18, AUTO));
-        // a send segment of the user's above 264k leaves the receive segment to the user too, on every release
-        Function<String, String> largeTx = name -> name.equals("UCX_TCP_TX_SEG_SIZE") ? "512k" : null;
+        // a send segment of the user's above 128k leaves the receive segment to the user too, on every release
+        Function<String, String> largeTx = name -> name.equals("UCX_TCP_TX_SEG_SIZE") ? "256k" : null;
         assertEquals(Map.of(), UcxTransportConfig.contextDefaults(none, largeTx, UCX_1_18, AUTO));
         assertEquals(Map.of(), UcxTransportConfig.contextDefaults(none, largeTx, UCX_1_13, AUTO));
-        assertEquals(Map.of(), UcxTransportConfig.contextDefaults(Map.of("TX_SEG_SIZE", "512k"), name -> null,
+        assertEquals(Map.of(), UcxTransportConfig.contextDefaults(Map.of("TX_SEG_SIZE", "256k"), name -> null,
                 UCX_1_13, AUTO));
-        assertEquals(Map.of("RX_SEG_SIZE", "264k"), UcxTransportConfig.contextDefaults(none,
+        assertEquals(Map.of("RX_SEG_SIZE", "128k"), UcxTransportConfig.contextDefaults(none,
                 name -> name.equals("UCX_TCP_TX_SEG_SIZE") ? "128k" : null, UCX_1_13, AUTO));
-        assertEquals(Map.of("RX_SEG_SIZE", "264k"), UcxTransportConfig.contextDefaults(none,
-                name -> name.equals("UCX_TCP_TX_SEG_SIZE") ? "264k" : null, UCX_1_13, AUTO));
         // transports that may include tcp; the config's own TLS wins over the environment's
         for (String tls : List.of("sm,tcp", "tcp", "all", "^sm", "\\tcp", "tcp:aux,sm", " TCP ")) {
             assertEquals(both.keySet(), UcxTransportConfig.contextDefaults(Map.of("TLS", tls), name -> null, UCX_1_18,
@@ -140,15 +138,15 @@ class UcxTransportConfigTest {
     /**
      * Data messages over tcp fit one of UCX's tcp segments less the headroom for headers: the receive segment (64K
      * unless set), and from 1.18 on no more than the send segment (8K unless set); the transport's own defaults make
-     * both 264k.
+     * both 128k.
      */
     @Test
     void shouldCutTcpMessagesToTheSegmentUcxUses() {
         int headroom = UcxTransportConfig.TCP_SEGMENT_HEADROOM;
-        // what a context gets: the transport's 264k segments, under the names that reach each release
+        // what a context gets: the transport's 128k segments, under the names that reach each release
         for (UcxVersion ucx : List.of(UCX_1_13, UCX_1_18)) {
             Map<String, String> defaults = UcxTransportConfig.contextDefaults(Map.of(), name -> null, ucx, AUTO);
-            assertEquals((264 << 10) - headroom, UcxTransportConfig.tcpMessageBytes(defaults, name -> null, ucx),
+            assertEquals(131072 - headroom, UcxTransportConfig.tcpMessageBytes(defaults, name -> null, ucx),
                     ucx::toString);
         }
         // UCX's own segments where nothing sets them: the receive segment's 64K on 1.13, the 8K send segment on 1.18
