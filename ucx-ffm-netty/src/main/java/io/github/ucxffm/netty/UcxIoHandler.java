@@ -683,7 +683,7 @@ public final class UcxIoHandler implements IoHandler {
             UcpEndpoint ep = m.replyEndpoint();
             UcxSocketChannel ch = ep == null ? null : accepted.remove(ep);
             if (ch != null) {
-                ch.onHello(src, window);
+                ch.onHello(src, window, value);
             }
             return;
         }
@@ -692,7 +692,7 @@ public final class UcxIoHandler implements IoHandler {
             return;
         }
         if (type == Wire.HELLO_ACK) {
-            ch.onHelloAck(src, window);
+            ch.onHelloAck(src, window, value);
         } else if (type == Wire.CREDIT) {
             ch.onCredit(value);
         }

@@ -141,6 +141,11 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     private boolean tcpAlone;
     /** The largest data message; set with {@link #dataFlags}. */
     private int messageLimit;
+    /**
+     * The largest data message the peer takes in over tcp, from its hello ({@link UcxTransportConfig#tcpReceiveBytes()});
+     * 0 if it gave none.
+     */
+    private long peerTcpReceive;
     /** Data messages up to this size go eager whatever UCX's threshold, 0 for none; set with {@link #dataFlags}. */
     private int eagerUpTo;
     /** Closed while sends were in flight: the endpoint, closed when the last of them completes. */
@@ -441,7 +446,7 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         localId = handler.register(this);
         window = receiveWindow();
         UcxTransportStats.opened();
-        sendControl(Wire.HELLO, 0, 0, UcpAmSendFlags.REPLY);
+        sendControl(Wire.HELLO, 0, handler.config().tcpReceiveBytes(), UcpAmSendFlags.REPLY);
     }
 
     @Override
@@ -694,8 +699,9 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     /**
      * The send flags of this connection's data messages, chosen before the first one
      * ({@link UcxTransportConfig.DataProtocol}), and with them the largest data message: the config's, and over tcp
-     * alone with eager data no more than UCX sends in one fragment ({@link UcxTransportConfig#tcpMessageBytes()}),
-     * and the size up to which a message goes eager whatever the flags ({@link UcxTransportConfig#eagerUpTo}).
+     * alone with eager data no more than UCX sends in one fragment ({@link UcxTransportConfig#tcpMessageBytes()}) and
+     * the peer takes in ({@link #peerTcpReceive}), and the size up to which a message goes eager whatever the flags
+     * ({@link UcxTransportConfig#eagerUpTo}).
      */
     private int dataFlags() {
         int f = dataFlags;
@@ -709,8 +715,14 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
                 case BY_SIZE -> UcpAmSendFlags.NONE;
                 case AUTOMATIC -> tcpAlone ? UcpAmSendFlags.EAGER : UcpAmSendFlags.NONE;
             };
-            messageLimit = tcpAlone && f == UcpAmSendFlags.EAGER
-                    ? Math.min(config.maxMessageBytes(), config.tcpMessageBytes()) : config.maxMessageBytes();
+            int limit = config.maxMessageBytes();
+            if (tcpAlone && f == UcpAmSendFlags.EAGER) {
+                limit = Math.min(limit, config.tcpMessageBytes());
+                if (peerTcpReceive > 0) { // a message above the peer's receive segment would abort the peer's process
+                    limit = (int) Math.min(limit, peerTcpReceive);
+                }
+            }
+            messageLimit = limit;
             dataFlags = f;
         }
         return f;
@@ -1035,22 +1047,24 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
         handler.markReady(ready);
     }
 
-    void onHello(int src, int peerWindow) {
+    void onHello(int src, int peerWindow, long peerTcpReceive) {
         peerId = src;
         sendCredit = peerWindow;
+        this.peerTcpReceive = peerTcpReceive;
         connected = true;
         // Answered here, in the callback, and active only once UCX is done with the answer (over tcp it can wait for
         // the connection to the client and so for this worker's progress): the client's connect completes whatever
         // this channel's channelActive then does with the loop.
-        helloAck = sendControl(Wire.HELLO_ACK, src, 0, 0);
+        helloAck = sendControl(Wire.HELLO_ACK, src, handler.config().tcpReceiveBytes(), 0);
         activeNeeded = helloAck == null;
         flushNeeded = true;
         handler.markReady(ready);
     }
 
-    void onHelloAck(int src, int peerWindow) {
+    void onHelloAck(int src, int peerWindow, long peerTcpReceive) {
         peerId = src;
         sendCredit = peerWindow;
+        this.peerTcpReceive = peerTcpReceive;
         connected = true;
         connectFinished = true;
         handler.markReady(ready);

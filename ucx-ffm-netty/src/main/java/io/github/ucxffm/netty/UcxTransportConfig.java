@@ -121,6 +121,8 @@ public final class UcxTransportConfig {
     private final int sharedMemoryEagerBytes;
     /** {@link #tcpMessageBytes()}, worked out on first use; 0 before. */
     private volatile int tcpMessageBytes;
+    /** {@link #tcpReceiveBytes()}, worked out on first use; 0 before. */
+    private volatile int tcpReceiveBytes;
 
     /** How a channel's data messages travel: eager (the data with the message) or by rendezvous (fetched). */
     public enum DataProtocol {
@@ -286,13 +288,34 @@ public final class UcxTransportConfig {
      */
     static int tcpMessageBytes(Map<String, String> contextOptions, Function<String, String> environment,
                                UcxVersion ucx) {
-        // From 1.18 on UCX sends eager messages over tcp in send segments; 1.13 does not
-        long segment = segmentBytes(rxSegmentOption(ucx), TCP_RX_SEGMENT, TCP_RX_SEGMENT_UCX_DEFAULT, contextOptions,
-                environment);
-        if (ucx.atLeast(1, 18)) {
-            segment = Math.min(segment, segmentBytes(TCP_SEGMENT, TCP_SEGMENT, TCP_TX_SEGMENT_UCX_DEFAULT,
-                    contextOptions, environment));
+        int n = tcpReceiveBytes(contextOptions, environment, ucx);
+        if (ucx.atLeast(1, 18)) { // from 1.18 on UCX sends eager messages over tcp in send segments; 1.13 does not
+            n = Math.min(n, lessHeadroom(segmentBytes(TCP_SEGMENT, TCP_SEGMENT, TCP_TX_SEGMENT_UCX_DEFAULT,
+                    contextOptions, environment)));
         }
+        return n;
+    }
+
+    /**
+     * The largest data message that this side's contexts take in over tcp: {@link #TCP_SEGMENT_HEADROOM} less than the
+     * receive segment, found as in {@link #tcpMessageBytes(Map, Function, UcxVersion)}. UCX's tcp transport aborts the
+     * process that receives a message larger than its receive segment (an assertion in {@code tcp_ep.c}; 1.23 resets
+     * the connection instead) and does not tell its peer the size, so each side sends its own in the connection's
+     * hello and the other cuts its data messages to it (docs/UCX-BEHAVIOUR.md).
+     *
+     * @param contextOptions what a context gets ({@link #contextOptions()})
+     * @param environment    the environment's variables by name
+     * @param ucx            the UCX release the contexts run on
+     * @return bytes, at least {@link #TCP_MESSAGE_MIN}
+     */
+    static int tcpReceiveBytes(Map<String, String> contextOptions, Function<String, String> environment,
+                               UcxVersion ucx) {
+        return lessHeadroom(segmentBytes(rxSegmentOption(ucx), TCP_RX_SEGMENT, TCP_RX_SEGMENT_UCX_DEFAULT,
+                contextOptions, environment));
+    }
+
+    /** The data a message may carry in one tcp segment of {@code segment} bytes. */
+    private static int lessHeadroom(long segment) {
         return (int) Math.max(TCP_MESSAGE_MIN, Math.min(Integer.MAX_VALUE, segment - TCP_SEGMENT_HEADROOM));
     }
 
@@ -430,6 +453,21 @@ public final class UcxTransportConfig {
         if (n == 0) {
             n = tcpMessageBytes(contextOptions(), System::getenv, UcxVersion.runtime());
             tcpMessageBytes = n;
+        }
+        return n;
+    }
+
+    /**
+     * The largest data message the event loops of this config take in over tcp, which a peer's channel cuts its data
+     * messages to (sent in the connection's hello).
+     *
+     * @return bytes, for the UCX loaded in this process and this process's environment
+     */
+    int tcpReceiveBytes() {
+        int n = tcpReceiveBytes;
+        if (n == 0) {
+            n = tcpReceiveBytes(contextOptions(), System::getenv, UcxVersion.runtime());
+            tcpReceiveBytes = n;
         }
         return n;
     }

@@ -28,9 +28,12 @@ final class Wire {
      */
     static final int FLAG_RESET = 4;
 
-    /** Control: a client's first message, sent with the reply flag; {@code src} and {@code window} are its own. */
+    /**
+     * Control: a client's first message, sent with the reply flag; {@code src} and {@code window} are its own, and
+     * {@code value} the largest data message it takes in over tcp.
+     */
     static final int HELLO = 1;
-    /** Control: the server's answer to {@link #HELLO}, to {@code dst}, with its own id and window. */
+    /** Control: the server's answer to {@link #HELLO}, to {@code dst}, with its own id, window and tcp limit. */
     static final int HELLO_ACK = 2;
     /** Control: {@code value} more bytes may be sent to the sender of this message. */
     static final int CREDIT = 3;

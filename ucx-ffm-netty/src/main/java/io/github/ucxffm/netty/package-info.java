@@ -14,8 +14,8 @@
  * ({@code ucp_ep_create} with the request on a worker other than the listener's: UCX moves the connection there;
  * checked on UCX 1.13.1, 1.18.1 and 1.23). The client creates its endpoint to the socket address, then the two
  * sides exchange a hello: the client sends {@code HELLO} (with the reply flag, so that the server's handler finds
- * the accepted endpoint, and so the child channel), carrying the client's connection id and receive window; the
- * server answers {@code HELLO_ACK} with its own. From then on each side addresses the other's messages by the id
+ * the accepted endpoint, and so the child channel), carrying the client's connection id, receive window and the
+ * largest data message it takes in over tcp; the server answers {@code HELLO_ACK} with its own. From then on each side addresses the other's messages by the id
  * the other chose: every data and control header starts with the receiver's connection id, looked up in a hash
  * map of the worker. The client's connect completes on {@code HELLO_ACK}; a failed endpoint before it fails the
  * connect with {@link java.net.ConnectException}, and {@code CONNECT_TIMEOUT_MILLIS} with
@@ -50,7 +50,10 @@
  * ({@code IOException} "Connection reset by peer"), as a TCP reset does.
  * <p>
  * Active message {@code 0x5544} is control, header {@code [int dst][int type][long value][int src][int window]}:
- * {@code HELLO}, {@code HELLO_ACK}, and {@code CREDIT}.
+ * {@code HELLO} and {@code HELLO_ACK} (value = the largest data message the sender takes in over tcp, its tcp
+ * receive segment less the headroom for headers), and {@code CREDIT}. Over tcp alone a side cuts its data messages to
+ * the smaller of its own send limit and the peer's: UCX's tcp transport aborts the process that receives a message
+ * larger than its receive segment, and segments may differ between the two sides (set by the user on one of them).
  *
  * <h2>Flow control</h2>
  * Each side may have at most the peer's receive window (its {@code SO_RCVBUF}, else

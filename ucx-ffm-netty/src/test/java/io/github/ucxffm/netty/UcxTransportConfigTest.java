@@ -180,6 +180,26 @@ class UcxTransportConfigTest {
                 config.tcpMessageBytes());
     }
 
+    /**
+     * What a side takes in over tcp, which it tells its peer in the hello, is its receive segment less the headroom:
+     * on 1.18 a smaller send segment limits what the side sends, not what it receives.
+     */
+    @Test
+    void shouldTellThePeerTheReceiveSegment() {
+        int headroom = UcxTransportConfig.TCP_SEGMENT_HEADROOM;
+        Map<String, String> rx64tx16 = Map.of("TCP_RX_SEG_SIZE", "64k", "TCP_TX_SEG_SIZE", "16k");
+        assertEquals(65536 - headroom, UcxTransportConfig.tcpReceiveBytes(rx64tx16, name -> null, UCX_1_18));
+        assertEquals(16384 - headroom, UcxTransportConfig.tcpMessageBytes(rx64tx16, name -> null, UCX_1_18));
+        assertEquals(262144 - headroom, UcxTransportConfig.tcpReceiveBytes(Map.of("RX_SEG_SIZE", "256k"),
+                name -> null, UCX_1_13));
+        assertEquals(65536 - headroom, UcxTransportConfig.tcpReceiveBytes(Map.of(), name -> null, UCX_1_13));
+        assertEquals(131072 - headroom, UcxTransportConfig.tcpReceiveBytes(Map.of(),
+                name -> name.equals("UCX_TCP_RX_SEG_SIZE") ? "128k" : null, new UcxVersion(1, 16, 0)));
+        UcxTransportConfig config = UcxTransportConfig.builder().config("TLS", "tcp").build();
+        assertEquals(UcxTransportConfig.tcpReceiveBytes(config.contextOptions(), System::getenv, UcxVersion.runtime()),
+                config.tcpReceiveBytes());
+    }
+
     @Test
     void shouldReadSizesAsUcxWritesThem() {
         assertEquals(65536, UcxTransportConfig.parseUcxBytes("65536"));
