@@ -142,8 +142,8 @@ public final class UcxSocketChannel extends AbstractChannel implements SocketCha
     /** The largest data message; set with {@link #dataFlags}. */
     private int messageLimit;
     /**
-     * The largest data message the peer takes in over tcp, from its hello ({@link UcxTransportConfig#tcpReceiveBytes()});
-     * 0 if it gave none.
+     * The largest data message the peer takes in over tcp, from its hello
+     * ({@link UcxTransportConfig#tcpReceiveBytes()}); 0 if it gave none.
      */
     private long peerTcpReceive;
     /** Data messages up to this size go eager whatever UCX's threshold, 0 for none; set with {@link #dataFlags}. */

@@ -15,9 +15,9 @@
  * checked on UCX 1.13.1, 1.18.1 and 1.23). The client creates its endpoint to the socket address, then the two
  * sides exchange a hello: the client sends {@code HELLO} (with the reply flag, so that the server's handler finds
  * the accepted endpoint, and so the child channel), carrying the client's connection id, receive window and the
- * largest data message it takes in over tcp; the server answers {@code HELLO_ACK} with its own. From then on each side addresses the other's messages by the id
- * the other chose: every data and control header starts with the receiver's connection id, looked up in a hash
- * map of the worker. The client's connect completes on {@code HELLO_ACK}; a failed endpoint before it fails the
+ * largest data message it takes in over tcp; the server answers {@code HELLO_ACK} with its own. From then on each
+ * side addresses the other's messages by the id the other chose: every data and control header starts with the
+ * receiver's connection id, looked up in a hash map of the worker. The client's connect completes on {@code HELLO_ACK}; a failed endpoint before it fails the
  * connect with {@link java.net.ConnectException}, and {@code CONNECT_TIMEOUT_MILLIS} with
  * {@link io.netty.channel.ConnectTimeoutException}. The server sends {@code HELLO_ACK} inside the worker's callback
  * that received {@code HELLO}, and its child channel becomes active ({@code channelActive}) only once UCX is done
