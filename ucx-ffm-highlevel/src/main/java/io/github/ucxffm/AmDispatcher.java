@@ -12,14 +12,17 @@ import static io.github.ucxffm.bindings.ucx_h.UCP_AM_HANDLER_PARAM_FIELD_CB;
 import static io.github.ucxffm.bindings.ucx_h.UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
 import static io.github.ucxffm.bindings.ucx_h.UCP_AM_HANDLER_PARAM_FIELD_ID;
 import static io.github.ucxffm.bindings.ucx_h.UCP_AM_RECV_ATTR_FIELD_REPLY_EP;
+import static io.github.ucxffm.bindings.ucx_h.UCP_AM_RECV_ATTR_FLAG_DATA;
 import static io.github.ucxffm.bindings.ucx_h.UCS_OK;
 import static io.github.ucxffm.bindings.ucx_h.ucp_worker_set_am_recv_handler;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_LONG_UNALIGNED;
 
 /**
  * A worker's active-message receive side: the handlers by id, the dispatch of UCX's one
- * {@code ucp_am_recv_callback_t} stub (its {@code arg} is the id) to them, and the descriptors handlers
- * {@linkplain UcpAmMessage#keep() kept} and the application has not used yet, released when the worker closes.
+ * {@code ucp_am_recv_callback_t} stub (its {@code arg} is the id) and of the worker's {@link AmQueue} to them, and the
+ * descriptors handlers {@linkplain UcpAmMessage#keep() kept} and the application has not used yet, released when the
+ * worker closes.
  * <p>
  * Handlers are an array copied on write and read without locking by the upcall; the handler is published before UCX
  * can call it and withdrawn only after UCX stopped. The {@link UcpAmMessage} view passed to handlers is reused; a
@@ -29,16 +32,22 @@ final class AmDispatcher {
 
     private final UcpWorker worker;
     private final MemorySegment stub;
+    /** Where small messages wait for {@link #deliverQueued()}; {@code null}: every message comes by upcall. */
+    private final AmQueue queue;
+    /** Messages handed to handlers from the queue and by upcall: the tests' and the bench's proof of the path. */
+    long deliveredQueued;
+    long deliveredByUpcall;
 
     private volatile UcpAmHandler[] handlers = new UcpAmHandler[0];
     private final UcpAmMessage view;
     /** Descriptors kept by handlers and not yet used, by address. */
     private final Registry<UcpAmData> kept;
 
-    AmDispatcher(UcpWorker worker, Guard guard, MemorySegment stub) {
+    AmDispatcher(UcpWorker worker, Guard guard, MemorySegment stub, AmQueue queue) {
         this.worker = worker;
         this.kept = new Registry<>(guard);
         this.stub = stub;
+        this.queue = queue;
         this.view = new UcpAmMessage(worker);
     }
 
@@ -65,8 +74,15 @@ final class AmDispatcher {
                     | UCP_AM_HANDLER_PARAM_FIELD_CB() | UCP_AM_HANDLER_PARAM_FIELD_ARG());
             ucp_am_handler_param.id(p, id);
             ucp_am_handler_param.flags(p, handler == null ? 0 : flags);
-            ucp_am_handler_param.cb(p, handler == null ? MemorySegment.NULL : stub);
-            ucp_am_handler_param.arg(p, MemorySegment.ofAddress(id));
+            if (handler == null) {
+                ucp_am_handler_param.cb(p, MemorySegment.NULL);
+            } else if (queue != null) {
+                ucp_am_handler_param.cb(p, queue.callback());
+                ucp_am_handler_param.arg(p, queue.arg(id, (flags & UcpAmHandler.PERSISTENT_DATA) != 0));
+            } else {
+                ucp_am_handler_param.cb(p, stub);
+                ucp_am_handler_param.arg(p, MemorySegment.ofAddress(id));
+            }
             byte status = ucp_worker_set_am_recv_handler(workerHandle, p);
             if (status != UCS_OK()) {
                 if (handler != null) {
@@ -99,19 +115,77 @@ final class AmDispatcher {
         }
     }
 
-    /** The upcall's body: runs the handler of the message's id; never throws (it runs inside the upcall). */
+    /** The worker's queue, {@code null} when it has none (for tests). */
+    AmQueue queue() {
+        return queue;
+    }
+
+    /** Whether the worker uses an {@link AmQueue} (for tests and the bench). */
+    boolean queued() {
+        return queue != null;
+    }
+
+    /** Whether queued messages wait for {@link #deliverQueued()}: asked after every progress call. */
+    boolean hasQueued() {
+        return queue != null && queue.hasQueued();
+    }
+
+    /**
+     * Hands the queued messages to their handlers, in the order they came, as callbacks of the worker (the rules of
+     * {@link Upcalls} hold in them as in an upcall). A handler may make more messages arrive (a send to its own
+     * worker): they are handed on in this call too. Never throws.
+     */
+    void deliverQueued() {
+        AmQueue q = queue;
+        worker.upcalls.enter();
+        q.depth++;
+        try {
+            for (long head = q.head(); q.next != head; head = q.head()) {
+                long slot = q.slot(q.next++);
+                long headerLength = RawCalls.NATIVE.get(JAVA_LONG, slot + AmQueue.SLOT_HEADER_LENGTH);
+                long header = slot + AmQueue.SLOT_FIELDS;
+                // a copy: UCX took the descriptor back, if there was one
+                long attr = RawCalls.NATIVE.get(JAVA_LONG, slot + AmQueue.SLOT_ATTR) & ~UCP_AM_RECV_ATTR_FLAG_DATA();
+                long replyEp = (attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP()) != 0
+                        ? RawCalls.NATIVE.get(JAVA_LONG, slot + AmQueue.SLOT_REPLY_EP) : 0;
+                deliveredQueued++;
+                handle((int) RawCalls.NATIVE.get(JAVA_LONG, slot + AmQueue.SLOT_ID), header, headerLength,
+                        header + headerLength, RawCalls.NATIVE.get(JAVA_LONG, slot + AmQueue.SLOT_LENGTH), attr,
+                        replyEp);
+            }
+        } finally {
+            // the slots go back when the outermost call is done: a nested call's handler may still read one
+            if (--q.depth == 0) {
+                q.release();
+            }
+            worker.upcalls.exit();
+        }
+    }
+
+    /**
+     * The upcall's body: runs the handler of the message's id ({@code arg}), after what waits in the queue, which came
+     * first; never throws (it runs inside the upcall).
+     */
     byte onMessage(long arg, long header, long headerLength, long data, long length, long param) {
+        if (queue != null && queue.hasQueued()) {
+            deliverQueued();
+        }
+        long attr = RawCalls.NATIVE.get(JAVA_LONG_UNALIGNED, param + ucp_am_recv_param.recv_attr$offset());
+        long replyEp = (attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP()) != 0
+                ? RawCalls.NATIVE.get(JAVA_LONG_UNALIGNED, param + ucp_am_recv_param.reply_ep$offset()) : 0;
+        deliveredByUpcall++;
+        return handle((int) arg, header, headerLength, data, length, attr, replyEp);
+    }
+
+    /** Runs the handler of {@code id}; never throws. */
+    private byte handle(int id, long header, long headerLength, long data, long length, long attr, long replyEp) {
         UcpAmMessage message = null;
         try {
-            int id = (int) arg;
             UcpAmHandler[] current = handlers;
             UcpAmHandler handler = id < current.length ? current[id] : null;
             if (handler == null) {
                 return (byte) UCS_OK(); // unregistered meanwhile: drop it, as UCX does
             }
-            long attr = RawCalls.NATIVE.get(JAVA_LONG_UNALIGNED, param + ucp_am_recv_param.recv_attr$offset());
-            long replyEp = (attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP()) != 0
-                    ? RawCalls.NATIVE.get(JAVA_LONG_UNALIGNED, param + ucp_am_recv_param.reply_ep$offset()) : 0;
             message = view.isActive() ? new UcpAmMessage(worker) : view;
             message.begin(id, header, headerLength, data, length, attr, replyEp);
             handler.onMessage(message);

@@ -25,6 +25,17 @@ final class Libc {
     private static final MethodHandle POLL = handle("poll", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_LONG,
             JAVA_INT));
     private static final short POLLIN = 1;
+    private static final MethodHandle MMAP = handle("mmap", FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG,
+            JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG));
+    private static final MethodHandle MPROTECT = handle("mprotect", FunctionDescriptor.of(JAVA_INT, JAVA_LONG,
+            JAVA_LONG, JAVA_INT));
+    private static final MethodHandle MUNMAP = handle("munmap", FunctionDescriptor.of(JAVA_INT, JAVA_LONG,
+            JAVA_LONG));
+    private static final int PROT_READ = 1;
+    private static final int PROT_WRITE = 2;
+    private static final int PROT_EXEC = 4;
+    private static final int MAP_PRIVATE = 2;
+    private static final int MAP_ANONYMOUS = 0x20;
 
     private Libc() {
     }
@@ -75,6 +86,33 @@ final class Libc {
             } finally {
                 FREE.invokeExact(buf);
             }
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+    }
+
+    /**
+     * Maps a page, copies {@code code} into it and makes it executable and no longer writable ({@code mmap},
+     * {@code mprotect}). The mapping lives as long as the process.
+     *
+     * @return the code's address, or 0 where the system refuses executable memory (a hardened kernel or policy)
+     */
+    static long mapExecutable(byte[] code) {
+        long size = (code.length + 4095L) & ~4095L;
+        try {
+            long page = (long) MMAP.invokeExact(0L, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+                    0L);
+            if (page == -1L) {
+                return 0;
+            }
+            MemorySegment.copy(code, 0, MemorySegment.ofAddress(page).reinterpret(size), JAVA_BYTE, 0, code.length);
+            if ((int) MPROTECT.invokeExact(page, size, PROT_READ | PROT_EXEC) != 0) {
+                int ignored = (int) MUNMAP.invokeExact(page, size);
+                return 0;
+            }
+            return page;
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {

@@ -11,6 +11,15 @@ import static io.github.ucxffm.bindings.ucx_h.UCP_AM_FLAG_WHOLE_MSG;
  * may send, including a reply on {@link UcpAmMessage#replyEndpoint()}, and may start a receive of the message's
  * data.
  * <p>
+ * <b>When.</b> Handlers see messages in the order they came. On Linux x86-64 a small eager message (up to 216 bytes
+ * of header and data) of a handler without {@link #PERSISTENT_DATA} is copied into the worker's queue by a native
+ * callback and handed on once {@code ucp_worker_progress} has returned, still inside {@code progress()}, without an
+ * upcall (and without data to {@link UcpAmMessage#keep() keep}: it is a copy); other messages, and every message of
+ * a {@link UcsThreadMode#MULTI} worker, on other platforms or with {@code -Ducxffm.am.queue=false}, are handed on from
+ * inside {@code ucp_worker_progress} by an upcall. The rules above hold either way. A queued message's handler runs
+ * after the other callbacks of the same {@code progress()} call (completions, endpoint errors); UCX promises no
+ * order between those and active messages in any case.
+ * <p>
  * <b>Validity.</b> The message and everything it hands out are valid only during the call, except what
  * {@link UcpAmMessage#keep()} returns, which owns the data until it is released or received.
  * <p>

@@ -234,7 +234,8 @@ public final class UcpAmMessage {
     /**
      * Whether the eager data is in a descriptor that may outlive the call ({@code UCP_AM_RECV_ATTR_FLAG_DATA}), so
      * that {@link #keep()} can hold it. Always so with {@link UcpAmHandler#PERSISTENT_DATA}; otherwise UCX decides
-     * (large or fragmented messages usually are).
+     * (large or fragmented messages usually are), but never for a message small enough for the worker's queue (up to
+     * 216 bytes of header and data on Linux x86-64, see {@link UcpAmHandler}), which the handler gets as a copy.
      *
      * @return {@code true} if {@link #keep()} may be called on an eager message
      */

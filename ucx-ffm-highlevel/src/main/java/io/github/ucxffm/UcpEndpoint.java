@@ -1699,6 +1699,9 @@ public final class UcpEndpoint extends UcxHandle {
                 while (ucp_request_check_status(request) == UCS_INPROGRESS() && System.nanoTime() - deadline < 0) {
                     ucp_worker_progress(workerHandle);
                 }
+                if (worker.am.hasQueued()) {
+                    worker.am.deliverQueued(); // messages that came while closing, as progress() hands them on
+                }
                 // Released either way: UCX frees a request still in flight when it completes.
                 ucp_request_free(request);
             }

@@ -111,7 +111,7 @@ public final class UcpWorker extends UcxHandle {
         scratch = new Scratch.Source(arena, multi);
         requests = new RequestTable(guard, scratch, critical);
         upcalls = new Upcalls(this, multi, arena);
-        am = new AmDispatcher(this, guard, upcalls.amRecvStub);
+        am = new AmDispatcher(this, guard, upcalls.amRecvStub, AmQueue.create(arena, upcalls.amRecvStub, multi));
         closes = new DeferredCloses(guard, critical, requests);
         endpoints = new Registry<>(guard);
         listeners = new Registry<>(guard);
@@ -208,6 +208,9 @@ public final class UcpWorker extends UcxHandle {
                     + "it (the callback runs inside ucp_worker_progress)");
         }
         int work = RawCalls.progress(requests.quiet(), h.address());
+        if (am.hasQueued()) {
+            am.deliverQueued(); // small active messages the native callback queued (AmQueue)
+        }
         if (!closes.isEmpty()) {
             closes.finish(false);
         }

@@ -155,6 +155,7 @@ class CrossProcessRmaAmTest {
                 {8, 16, UcpAmSendFlags.RNDV}, {65536, 0, UcpAmSendFlags.RNDV},
             };
             List<String> protocols = new ArrayList<>();
+            int smallEager = 0;
             for (int[] k : cases) {
                 int size = k[0];
                 int headerSize = k[1];
@@ -176,6 +177,9 @@ class CrossProcessRmaAmTest {
                 String atPeer = peer.expect("AM", 10);
                 assertEquals(String.valueOf(size), atPeer.split(" ")[0], what + ": peer saw " + atPeer);
                 assertTrue(!atPeer.contains("borrowed"), what + ": the reply endpoint is the accepted one: " + atPeer);
+                if (!echo.rendezvous() && size + headerSize <= AmQueue.PAYLOAD_BYTES) {
+                    smallEager++;
+                }
                 protocols.add(size + "B:" + atPeer.split(" ")[1] + "/" + (echo.rendezvous() ? "rndv" : "eager"));
                 if (k[2] == UcpAmSendFlags.RNDV) {
                     assertTrue(atPeer.endsWith("rndv"), what + ": forced rendezvous, peer saw " + atPeer);
@@ -187,6 +191,9 @@ class CrossProcessRmaAmTest {
             }
             System.out.println("AM " + tls + " protocols (request at peer / reply at client): " + protocols);
             assertEquals(0, c.worker.keptAmDataCount(), "kept data left");
+            // the small eager replies came through the worker's queue, not an upcall each (AmQueue)
+            assertEquals(AmQueue.installed() ? smallEager : 0, c.worker.am.deliveredQueued, tls + ": replies queued");
+            assertTrue(smallEager >= 3, "small replies: " + smallEager);
             CrossProcessTest.assertTransport(c.ep, tls);
             c.bye(peer);
         }
