@@ -32,8 +32,16 @@ final class AmDispatcher {
 
     private final UcpWorker worker;
     private final MemorySegment stub;
-    /** Where small messages wait for {@link #deliverQueued()}; {@code null}: every message comes by upcall. */
-    private final AmQueue queue;
+    /** The worker's memory, for the queue. */
+    private final Arena arena;
+    /** Whether the worker may use a queue ({@link AmQueue#usable}). */
+    private final boolean queueUsable;
+    /**
+     * Where small messages wait for {@link #deliverQueued()}, made with the first handler (a worker without one pays
+     * neither its memory nor a look at it per progress call); {@code null}: every message comes by upcall. Written
+     * and read by the thread that uses the worker (never a MULTI one).
+     */
+    private AmQueue queue;
     /** Messages handed to handlers from the queue and by upcall: the tests' and the bench's proof of the path. */
     long deliveredQueued;
     long deliveredByUpcall;
@@ -43,11 +51,12 @@ final class AmDispatcher {
     /** Descriptors kept by handlers and not yet used, by address. */
     private final Registry<UcpAmData> kept;
 
-    AmDispatcher(UcpWorker worker, Guard guard, MemorySegment stub, AmQueue queue) {
+    AmDispatcher(UcpWorker worker, Guard guard, MemorySegment stub, Arena arena, boolean queueUsable) {
         this.worker = worker;
         this.kept = new Registry<>(guard);
         this.stub = stub;
-        this.queue = queue;
+        this.arena = arena;
+        this.queueUsable = queueUsable;
         this.view = new UcpAmMessage(worker);
     }
 
@@ -76,7 +85,10 @@ final class AmDispatcher {
             ucp_am_handler_param.flags(p, handler == null ? 0 : flags);
             if (handler == null) {
                 ucp_am_handler_param.cb(p, MemorySegment.NULL);
-            } else if (queue != null) {
+            } else if (queueUsable) {
+                if (queue == null) {
+                    queue = AmQueue.create(arena, stub);
+                }
                 ucp_am_handler_param.cb(p, queue.callback());
                 ucp_am_handler_param.arg(p, queue.arg(id, (flags & UcpAmHandler.PERSISTENT_DATA) != 0));
             } else {
@@ -120,9 +132,9 @@ final class AmDispatcher {
         return queue;
     }
 
-    /** Whether the worker uses an {@link AmQueue} (for tests and the bench). */
+    /** Whether the worker's small messages come through an {@link AmQueue} once it has a handler (for tests). */
     boolean queued() {
-        return queue != null;
+        return queueUsable;
     }
 
     /** Whether queued messages wait for {@link #deliverQueued()}: asked after every progress call. */

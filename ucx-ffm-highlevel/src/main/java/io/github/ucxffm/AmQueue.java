@@ -16,7 +16,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * <p>
  * UCX delivers every active message to a callback, and a Java callback is an upcall: on the shared-memory ping-pong
  * that upcall is most of what separates a Java receiver from a C one (bench/RESULTS.md, round 12). Where this class
- * is {@linkplain #create available}, the callback UCX calls is a short native function, {@link #CODE}, that copies
+ * is {@linkplain #usable usable}, the callback UCX calls is a short native function, {@link #CODE}, that copies
  * an eager message of up to {@link #PAYLOAD_BYTES} bytes (header and data) into the next free slot of this queue and
  * returns {@code UCS_OK}. {@link UcpWorker#progress()} then hands the queued messages to their Java handlers, in
  * order, after {@code ucp_worker_progress} returns. Everything else (rendezvous messages, any message of a handler
@@ -108,16 +108,22 @@ final class AmQueue {
     }
 
     /**
-     * A queue for a worker, or {@code null} when its messages must come by upcall (see the class comment).
+     * Whether a worker may use a queue (see the class comment); asked when the worker is made, the queue itself is
+     * made when the first handler is registered.
+     *
+     * @param multi whether the worker is {@link UcsThreadMode#MULTI}
+     */
+    static boolean usable(boolean multi) {
+        return FUNCTION != 0 && !multi && !"false".equalsIgnoreCase(System.getProperty(PROPERTY));
+    }
+
+    /**
+     * A queue for a worker that is {@linkplain #usable usable}.
      *
      * @param arena      the worker's memory, closed after the worker is destroyed
      * @param upcallStub the worker's {@code ucp_am_recv_callback_t} upcall stub, called with the message's id as arg
-     * @param multi      whether the worker is {@link UcsThreadMode#MULTI}
      */
-    static AmQueue create(Arena arena, MemorySegment upcallStub, boolean multi) {
-        if (FUNCTION == 0 || multi || "false".equalsIgnoreCase(System.getProperty(PROPERTY))) {
-            return null;
-        }
+    static AmQueue create(Arena arena, MemorySegment upcallStub) {
         return new AmQueue(arena, upcallStub);
     }
 

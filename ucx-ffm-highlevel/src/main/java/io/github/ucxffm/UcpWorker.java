@@ -111,7 +111,7 @@ public final class UcpWorker extends UcxHandle {
         scratch = new Scratch.Source(arena, multi);
         requests = new RequestTable(guard, scratch, critical);
         upcalls = new Upcalls(this, multi, arena);
-        am = new AmDispatcher(this, guard, upcalls.amRecvStub, AmQueue.create(arena, upcalls.amRecvStub, multi));
+        am = new AmDispatcher(this, guard, upcalls.amRecvStub, arena, AmQueue.usable(multi));
         closes = new DeferredCloses(guard, critical, requests);
         endpoints = new Registry<>(guard);
         listeners = new Registry<>(guard);
