@@ -24,6 +24,8 @@ import java.util.Locale;
 public final class AmQueuePaired {
 
     private static final int AM_ID = 9;
+    /** How long a block may take before the run is given up as stalled (a block takes milliseconds). */
+    private static final long STALL_NANOS = 30_000_000_000L;
 
     private long received;
 
@@ -51,17 +53,36 @@ public final class AmQueuePaired {
 
     private long block(Pair p, MemorySegment data, int messages) {
         long start = System.nanoTime();
+        long deadline = start + STALL_NANOS;
         for (int i = 0; i < messages; i++) {
             long before = received;
             long token = p.endpoint.sendAm(AM_ID, null, data, 0, data.byteSize(), 0);
+            long spins = 0;
             while (received == before) {
                 p.receiver.progress();
+                // the sender's part: a send UCX could not start at once (the first, on UCX 1.23, waits for the
+                // endpoint's wire-up) needs the sender's progress. Once in many turns, so a message that arrives at
+                // once is timed as the receiver alone takes it in; and the clock read as seldom
+                if ((++spins & 255) == 0) {
+                    p.sender.progress();
+                    checkStall(deadline, i, messages);
+                }
             }
             while (!p.sender.poll(token)) {
                 p.sender.progress();
+                if ((++spins & 255) == 0) {
+                    checkStall(deadline, i, messages);
+                }
             }
         }
         return System.nanoTime() - start;
+    }
+
+    private static void checkStall(long deadline, int message, int messages) {
+        if (System.nanoTime() - deadline > 0) {
+            throw new IllegalStateException("a block of " + messages + " messages took more than "
+                    + STALL_NANOS / 1_000_000_000 + " s; stalled at message " + message);
+        }
     }
 
     private static double median(double[] sorted) {
