@@ -60,9 +60,9 @@ public final class AmQueuePaired {
             long spins = 0;
             while (received == before) {
                 p.receiver.progress();
-                // the sender's part: a send UCX could not start at once (the first, on UCX 1.23, waits for the
-                // endpoint's wire-up) needs the sender's progress. Once in many turns, so a message that arrives at
-                // once is timed as the receiver alone takes it in; and the clock read as seldom
+                // the sender's part: a send UCX could not finish at once needs the sender's progress (on UCX 1.23 a
+                // message sometimes did not arrive without it; which one was not found). Once in many turns, so a
+                // message that arrives at once is timed as the receiver alone takes it in; and the clock read as seldom
                 if ((++spins & 255) == 0) {
                     p.sender.progress();
                     checkStall(deadline, i, messages);
