@@ -14,9 +14,10 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
  * A worker's queue of small active messages, filled by a native receive callback instead of a Java upcall per
  * message.
  * <p>
- * UCX delivers every active message to a callback, and a Java callback is an upcall: on the shared-memory ping-pong
- * that upcall is most of what separates a Java receiver from a C one (bench/RESULTS.md, round 12). Where this class
- * is {@linkplain #usable usable}, the callback UCX calls is a short native function, {@link #CODE}, that copies
+ * UCX delivers every active message to a callback, and a Java callback is an upcall, paid on every message: without
+ * it an 8-byte send and receive takes 7 to 13 % less time ({@code ./ucx-ffm bench am-queue}; bench/RESULTS.md, round
+ * 23). What still separates a Java ping-pong from a C one lies elsewhere (round 25). Where this class is
+ * {@linkplain #usable usable}, the callback UCX calls is a short native function, {@link #CODE}, that copies
  * an eager message of up to {@link #PAYLOAD_BYTES} bytes (header and data) into the next free slot of this queue and
  * returns {@code UCS_OK}. {@link UcpWorker#progress()} then hands the queued messages to their Java handlers, in
  * order, after {@code ucp_worker_progress} returns. Everything else (rendezvous messages, any message of a handler
